@@ -1,0 +1,110 @@
+"""Plotly figure builders: the one place where pictures are made.
+
+Every attention picture in the app goes through :func:`heatmap`, so they all read the same way
+(d2l's habit): queries (or outputs) down, keys (or inputs) across, one colour-blind-safe scale,
+exact values on hover. Topic-specific builders live beside this file (seq2seq.py, attention.py,
+bert.py, megatron.py) and reuse these helpers.
+"""
+from __future__ import annotations
+
+import html
+from typing import Sequence
+
+import plotly.graph_objects as go
+
+# Viridis is perceptually uniform and readable with the common colour-vision deficiencies,
+# and it stays legible on a washed-out projector.
+ATTENTION_SCALE = "Viridis"
+HIGHLIGHT = "#E69F00"  # Okabe-Ito orange: stands out against Viridis
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+FONT = dict(family="Noto Sans, Noto Sans CJK TC, PingFang TC, Microsoft JhengHei, sans-serif")
+
+
+def escape_label(text: str) -> str:
+    """Make user text safe for a Plotly label, which understands a subset of HTML tags."""
+    return html.escape(str(text), quote=False)
+
+
+def _as_rows(values) -> list[list[float]]:
+    if hasattr(values, "detach"):
+        values = values.detach().to("cpu").double().numpy()
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    return [list(map(float, row)) for row in values]
+
+
+def heatmap(
+    values,
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    *,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    value_name: str = "weight",
+    zmin: float | None = 0.0,
+    zmax: float | None = 1.0,
+    precision: int = 4,
+    highlight_row: int | None = None,
+    height: int | None = None,
+    show_scale: bool = True,
+    colorscale: str = ATTENTION_SCALE,
+) -> go.Figure:
+    """An attention-style heatmap: rows are queries/outputs (down), columns keys/inputs (across).
+
+    Axes are positional (0..n-1) with the tokens as tick text, so repeated tokens ("the" twice)
+    keep their own rows and columns. Values are rounded to ``precision`` decimals, which is what
+    the hover shows, and keeps the figure small for the browser.
+    """
+    rows = _as_rows(values)
+    n_y, n_x = len(rows), len(rows[0]) if rows else 0
+    if len(y_labels) != n_y or len(x_labels) != n_x:
+        raise ValueError(f"labels {len(y_labels)}x{len(x_labels)} do not match values {n_y}x{n_x}")
+    z = [[round(v, precision) for v in row] for row in rows]
+    xs = [escape_label(s) for s in x_labels]
+    ys = [escape_label(s) for s in y_labels]
+    custom = [[[ys[i], xs[j]] for j in range(n_x)] for i in range(n_y)]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(range(n_x)),
+            y=list(range(n_y)),
+            customdata=custom,
+            colorscale=colorscale,
+            zmin=zmin,
+            zmax=zmax,
+            showscale=show_scale,
+            colorbar=dict(title=dict(text=value_name)),
+            hovertemplate=(
+                f"{escape_label(y_title) or 'row'}: %{{customdata[0]}} (%{{y}})<br>"
+                f"{escape_label(x_title) or 'column'}: %{{customdata[1]}} (%{{x}})<br>"
+                f"{escape_label(value_name)}: %{{z:.{precision}f}}<extra></extra>"
+            ),
+        )
+    )
+    fig.update_xaxes(tickmode="array", tickvals=list(range(n_x)), ticktext=xs, side="top",
+                     title_text=escape_label(x_title), tickangle=-45 if n_x > 8 else 0)
+    fig.update_yaxes(tickmode="array", tickvals=list(range(n_y)), ticktext=ys,
+                     autorange="reversed", title_text=escape_label(y_title))
+    if highlight_row is not None and 0 <= highlight_row < n_y:
+        fig.add_shape(type="rect", x0=-0.5, x1=n_x - 0.5, y0=highlight_row - 0.5,
+                      y1=highlight_row + 0.5, line=dict(color=HIGHLIGHT, width=3))
+    side = max(260, min(900, 28 * max(n_x, n_y) + 140))
+    fig.update_layout(title=dict(text=escape_label(title)), font=FONT,
+                      height=height or side, margin=dict(l=10, r=10, t=80 if title else 60, b=10))
+    return fig
+
+
+def bar_strip(values: Sequence[float], *, title: str = "", value_name: str = "value",
+              height: int = 120, zmid: float | None = 0.0) -> go.Figure:
+    """One vector as a single-row strip of colours (a hidden state, an embedding, c)."""
+    vals = [round(float(v), 4) for v in (values.tolist() if hasattr(values, "tolist") else values)]
+    fig = go.Figure(go.Heatmap(
+        z=[vals], x=list(range(len(vals))), y=[0], colorscale="RdBu", zmid=zmid, reversescale=True,
+        hovertemplate=f"dim %{{x}}<br>{escape_label(value_name)}: %{{z:.4f}}<extra></extra>",
+        colorbar=dict(thickness=10),
+    ))
+    fig.update_yaxes(visible=False)
+    fig.update_layout(title=dict(text=escape_label(title)), font=FONT, height=height,
+                      margin=dict(l=10, r=10, t=30 if title else 10, b=20))
+    return fig

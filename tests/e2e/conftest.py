@@ -1,0 +1,159 @@
+"""Browser tests: a real `streamlit run` on a free localhost port, driven by Debian's Chromium.
+
+Fixtures: ``server`` (base URL of the running app), ``browser`` (Playwright Chromium), ``page``
+(a fresh page whose every non-localhost request is blocked and whose console errors are collected
+in ``page.console_errors``). ``open_app(page, url)`` loads a URL and waits until Streamlit has
+finished running the script. Screenshots go to artifacts/screenshots/ (git-ignored).
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, env: dict | None = None) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "ui.serve", "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--server.headless", "true",
+           "--browser.gatherUsageStats", "false"]
+    return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited early:\n{proc.stdout.read().decode(errors='replace')}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"streamlit did not become healthy at {url}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture(scope="session")
+def server():
+    port = free_port()
+    proc = start_server(port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        yield url
+    finally:
+        stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def _block_remote(route) -> None:
+    host = urlparse(route.request.url).hostname or ""
+    if host in LOCAL_HOSTS or route.request.url.startswith(("data:", "blob:", "about:")):
+        route.continue_()
+    else:
+        route.abort()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
+    context.route("**/*", _block_remote)
+    pg = context.new_page()
+    pg.console_errors = []
+    pg.blocked = []
+    pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.console_errors.append(f"pageerror: {e}"))
+    pg.bad_responses = []
+    pg.on("requestfailed", lambda r: pg.blocked.append(r.url))
+    pg.on("response", lambda r: pg.bad_responses.append(r.url) if r.status >= 400 else None)
+    yield pg
+    context.close()
+
+
+def wait_idle(page, timeout: float = 60_000) -> None:
+    """Wait until Streamlit has finished running the script (no 'running' status widget)."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector('[data-testid="stApp"]');
+            if (!app) return false;
+            const running = document.querySelector('[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]')
+                || app.getAttribute('data-test-script-state') === 'running';
+            return !running && document.querySelector('[data-testid="stMain"] h1');
+        }""",
+        timeout=timeout,
+    )
+    page.wait_for_timeout(300)  # let the last deltas paint
+
+
+def open_app(page, url: str, timeout: float = 60_000) -> None:
+    page.goto(url, wait_until="domcontentloaded")
+    wait_idle(page, timeout)
+
+
+def screenshot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+# Opening a deep link such as /bahdanau, Streamlit's front end first probes /bahdanau/_stcore/health
+# and /bahdanau/_stcore/host-config to find its base path; the 404s it gets are expected.
+BASE_PATH_PROBE = re.compile(r"^http://[^/]+/[^?#]+/_stcore/(health|host-config)$")
+
+
+def real_console_errors(page) -> list[str]:
+    """Console errors, less the 404s of Streamlit's own base-path probe (and only those)."""
+    probes = [u for u in page.bad_responses if BASE_PATH_PROBE.match(u)]
+    others = [u for u in page.bad_responses if not BASE_PATH_PROBE.match(u)]
+    errors, allowed = [], len(probes)
+    for text in page.console_errors:
+        if allowed and not others and "status of 404" in text:
+            allowed -= 1
+            continue
+        errors.append(text)
+    return errors + [f"blocked request: {u}" for u in page.blocked]

@@ -1,0 +1,103 @@
+"""Every lesson runs under AppTest in both languages; presenter mode; broken lessons."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.lessons import LANGS, ROOT, load_catalog
+from tests.apptest import run_lesson
+
+CATALOG = load_catalog()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lesson_id", [lesson.id for lesson in CATALOG.lessons])
+def test_every_lesson_renders_in_both_languages(lesson_id, lang):
+    lesson = CATALOG.get(lesson_id)
+    at = run_lesson(lesson_id, lang)
+    assert not at.exception, [e.value for e in at.exception]
+    assert [t.value for t in at.title][0] == lesson.title(lang)
+    headers = [h.value for h in at.header]
+    for step in lesson.steps(lang):
+        if step.title:
+            assert step.title in headers
+    # no widget fell over into an error card
+    assert not [e.value for e in at.error], [e.value for e in at.error]
+
+
+def test_app_entry_builds_navigation_and_sidebar():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Home: the course map"
+    assert at.radio(key="lang").value == "en"
+    assert at.toggle(key="present").value is False
+    assert any(c.value.startswith("Device:") for c in at.sidebar.caption)
+    # switching language keeps the lesson and re-renders in Chinese
+    at.radio(key="lang").set_value("zh-TW").run()
+    assert at.title[0].value == "首頁：課程地圖"
+    assert at.query_params["lang"] == "zh-TW"
+
+
+def test_presenter_mode_reveals_one_step_at_a_time():
+    lesson = CATALOG.get("nlp-tasks")
+    steps = lesson.steps("en")
+    at = run_lesson("nlp-tasks", "en", present=True)
+    assert not at.exception
+    assert [h.value for h in at.header] == []  # only the intro
+    at.button(key="nlp-tasks.next.main").click().run()
+    assert [h.value for h in at.header] == [steps[1].title]
+    assert at.query_params["step"] == "1"
+    at.button(key="nlp-tasks.next.sidebar").click().run()
+    assert [h.value for h in at.header] == [steps[1].title, steps[2].title]
+    at.button(key="nlp-tasks.prev.main").click().run()
+    assert len(at.header) == 1
+
+
+def test_deep_link_to_a_step():
+    lesson = CATALOG.get("nlp-tasks")
+    at = run_lesson("nlp-tasks", "zh-TW", present=True, step=3)
+    assert [h.value for h in at.header] == [s.title for s in lesson.steps("zh-TW")[1:4]]
+    last = len(lesson.steps("en")) - 1
+    at = run_lesson("nlp-tasks", "en", present=True, step=99)  # clamped, never an error
+    assert len(at.header) == last and not at.exception
+
+
+def test_broken_lesson_shows_an_error_card_and_the_rest_works(tmp_path, monkeypatch):
+    lessons = tmp_path / "lessons"
+    shutil.copytree(ROOT / "lessons", lessons)
+    (lessons / "00-home" / "lesson.toml").write_text('id = "home"\norder = = 0\n', encoding="utf-8")
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(lessons))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception
+    assert at.error[0].value == "This lesson could not be shown"
+    assert any("00-home/lesson.toml:2: lesson.toml does not parse" in c.value for c in at.code)
+    # the other lessons still load from the same folder
+    ok = run_lesson("nlp-tasks", "en")
+    assert not ok.exception and ok.title[0].value == "The four families of NLP tasks"
+
+
+def test_failing_widget_becomes_an_error_card():
+    def script():
+        from ui.lesson import LessonPage
+
+        page = LessonPage("nlp-tasks")
+
+        @page.widget("labeling")
+        def boom():
+            raise RuntimeError("widget exploded")
+
+        page.render()
+
+    at = AppTest.from_function(script, default_timeout=30)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception
+    assert "This part of the lesson failed" in at.error[0].value
+    assert any("RuntimeError: widget exploded" in c.value for c in at.code)
+    assert "Family four: generation" in [h.value for h in at.header]  # the rest rendered

@@ -1,0 +1,199 @@
+"""Lesson rendering: Markdown steps from lessons/, live widgets from pages/, presenter mode.
+
+A page script builds a :class:`LessonPage`, registers widgets after named sections and calls
+``render()``. A lesson without a page script is rendered by the same class with no widgets.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+from contextlib import contextmanager
+from typing import Callable
+
+import streamlit as st
+
+from core.lessons import Catalog, Lesson, load_catalog
+from ui import state
+from ui.i18n import t
+
+LINK_RE = re.compile(r"\]\(lesson:(?P<id>[A-Za-z0-9_-]+)(?:#(?P<anchor>[A-Za-z0-9_-]+))?\)")
+
+PRESENTER_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { max-width: 78rem; }
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] li,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] td,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] th { font-size: 1.55rem; line-height: 1.5; }
+[data-testid="stMain"] h1 { font-size: 3.2rem; }
+[data-testid="stMain"] h2 { font-size: 2.4rem; }
+[data-testid="stMain"] label p, [data-testid="stMain"] button p { font-size: 1.3rem; }
+</style>
+"""
+
+
+def catalog() -> Catalog:
+    """Read fresh on every run: an instructor's edit shows on the next reload. It is ~20 small files."""
+    return load_catalog()
+
+
+def lesson_url(lesson_id: str, anchor: str | None = None, step: int | None = None) -> str:
+    params = [f"lang={state.lang()}"]
+    if state.presenter():
+        params.append("present=1")
+    if step is not None:
+        params.append(f"step={step}")
+    return f"./{lesson_id}?{'&'.join(params)}" + (f"#{anchor}" if anchor else "")
+
+
+def rewrite_links(markdown: str) -> str:
+    """``[text](lesson:id#anchor)`` becomes a link into the app that keeps language and mode."""
+    return LINK_RE.sub(lambda m: f"]({lesson_url(m['id'], m['anchor'])})", markdown)
+
+
+def apply_presenter_style() -> None:
+    if state.presenter():
+        st.html(PRESENTER_CSS)
+
+
+@contextmanager
+def advanced(label: str | None = None):
+    """Advanced controls: open for a student, folded away in presenter mode."""
+    with st.expander(label or t("app.advanced"), expanded=not state.presenter()):
+        yield
+
+
+def notice(code: str, **fmt) -> None:
+    """A translated notice about the input (capped, cleaned, empty)."""
+    text = t(f"notice.{code}", **fmt)
+    (st.info if code == "empty" else st.warning)(text, icon=":material/info:")
+
+
+def notices(codes, **fmt) -> None:
+    for code in codes:
+        notice(code, **fmt)
+
+
+def error_card(title: str, lines: list[str], hint: str | None = None, details: str | None = None) -> None:
+    with st.container(border=True):
+        st.error(title, icon=":material/error:")
+        for line in lines:
+            st.code(line, language=None)
+        if hint:
+            st.caption(hint)
+        if details:
+            with st.expander(t("app.widget_error_details")):
+                st.code(details, language=None)
+
+
+class LessonPage:
+    def __init__(self, lesson_id: str):
+        self.lesson_id = lesson_id
+        self._widgets: dict[str, list[Callable[[], None]]] = {}
+
+    def widget(self, anchor: str):
+        """Register ``fn`` to be drawn right after the section with this anchor ("intro" for the intro)."""
+
+        def register(fn: Callable[[], None]) -> Callable[[], None]:
+            self._widgets.setdefault(anchor, []).append(fn)
+            return fn
+
+        return register
+
+    # -- steps -----------------------------------------------------------------------------------
+    def _step_key(self) -> str:
+        return f"step.{self.lesson_id}"
+
+    def _current_step(self, total: int) -> int:
+        ss, qp = st.session_state, st.query_params
+        key = self._step_key()
+        # The URL's step counts on arrival (a deep link); after that the buttons own the step.
+        if "step" in qp and key not in ss and ss.get("step_owner") in (None, self.lesson_id):
+            try:
+                ss[key] = int(qp["step"])
+            except ValueError:
+                pass
+        ss["step_owner"] = self.lesson_id
+        step = max(0, min(int(ss.get(key, 0)), total - 1))
+        ss[key] = step
+        if state.presenter():
+            qp["step"] = str(step)
+        elif "step" in qp:
+            del qp["step"]
+        return step
+
+    def _move(self, delta: int, total: int) -> None:
+        key = self._step_key()
+        st.session_state[key] = max(0, min(st.session_state.get(key, 0) + delta, total - 1))
+
+    def _step_controls(self, step: int, total: int, where: str) -> None:
+        cols = st.columns([1, 2, 1]) if where == "main" else st.columns(2)
+        with cols[0]:
+            st.button(t("app.prev_step"), key=f"{self.lesson_id}.prev.{where}", disabled=step == 0,
+                      on_click=self._move, args=(-1, total), icon=":material/arrow_back:")
+        if where == "main":
+            cols[1].caption(t("app.step_of", step=step + 1, total=total))
+        with cols[-1]:
+            st.button(t("app.next_step"), key=f"{self.lesson_id}.next.{where}", disabled=step >= total - 1,
+                      on_click=self._move, args=(1, total), type="primary", icon=":material/arrow_forward:")
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def _run_widgets(self, anchor: str) -> None:
+        for fn in self._widgets.get(anchor, []):
+            try:
+                fn()
+            except Exception as exc:  # a broken widget must not take the lesson down
+                error_card(t("app.widget_error"), [f"{type(exc).__name__}: {exc}"],
+                           details=traceback.format_exc())
+
+    def render(self) -> None:
+        state.init()
+        apply_presenter_style()
+        lang = state.lang()
+        lesson = catalog().get(self.lesson_id)
+        if lesson is None:
+            error_card(t("app.lesson_error_title"), [f"no lesson with id {self.lesson_id!r} in lessons/"],
+                       t("app.lesson_error_hint"))
+            return
+        st.title(lesson.title(lang), anchor=False)
+        if lesson.problems:
+            error_card(t("app.lesson_error_title"), [str(p) for p in lesson.problems], t("app.lesson_error_hint"))
+        steps = lesson.steps(lang)
+        if not lesson.text(lang).strip():
+            st.info(t("app.lesson_missing_text"))
+            return
+        total = len(steps)
+        known = {s.anchor for s in steps}
+        for anchor in self._widgets:
+            if anchor not in known:
+                error_card(t("app.widget_error"),
+                           [f"pages/: widget registered after unknown section #{anchor} "
+                            f"(sections: {', '.join(s.anchor for s in steps)})"])
+        presenting = state.presenter() and total > 1
+        upto = self._current_step(total) if presenting else total - 1
+        if presenting:
+            with st.sidebar:
+                st.caption(t("app.step_of", step=upto + 1, total=total))
+                self._step_controls(upto, total, "sidebar")
+        for step in steps[: upto + 1]:
+            if step.title:
+                st.header(step.title, anchor=step.anchor)
+            if step.body:
+                st.markdown(rewrite_links(step.body))
+            self._run_widgets(step.anchor)
+        if presenting:
+            st.divider()
+            self._step_controls(upto, total, "main")
+
+
+def render_lesson(lesson_id: str) -> None:
+    """The generic page: a lesson's Markdown with no widgets of its own."""
+    LessonPage(lesson_id).render()
+
+
+def render_broken(lesson: Lesson) -> None:
+    """The error card that stands in for a lesson that cannot be loaded."""
+    state.init()
+    apply_presenter_style()
+    st.title(lesson.title(state.lang()), anchor=False)
+    error_card(t("app.lesson_error_title"), [str(p) for p in lesson.problems], t("app.lesson_error_hint"))

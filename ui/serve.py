@@ -1,0 +1,26 @@
+"""Start the app: ``python -m ui.serve [streamlit options]`` (what ``make run`` does).
+
+Streamlit treats a folder named pages/ beside app.py as an old-style multipage app until
+st.navigation runs once in the process; until then a deep link such as /bahdanau?step=3 opened
+first after a start is answered "page not found". Our pages/ holds scripts that st.navigation
+lists itself, so we say so before the server starts.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.web import cli
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+
+
+def main(argv: list[str]) -> int:
+    PagesManager.uses_pages_directory = False
+    sys.argv = ["streamlit", "run", str(APP), *argv]
+    return cli.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,68 @@
+"""The app's frame: navigation built from the lesson catalog, and the sidebar."""
+from __future__ import annotations
+
+import streamlit as st
+
+from core.lessons import Lesson
+from ui import lesson as lesson_ui
+from ui import state, warmup
+from ui.i18n import LANG_NAMES, t
+
+
+def _page_for(lesson: Lesson) -> st.Page:
+    title = lesson.title(state.lang())
+    common = dict(title=title, icon=lesson.icon, url_path=lesson.id, default=lesson.order == 0)
+    fatal = any(p.file.endswith("lesson.toml") for p in lesson.problems)
+    if fatal:
+        def broken(lesson=lesson):
+            lesson_ui.render_broken(lesson)
+        broken.__name__ = f"broken_{lesson.id.replace('-', '_')}"
+        return st.Page(broken, **common)
+    if lesson.page:
+        return st.Page(lesson.page, **common)
+
+    def generic(lesson_id=lesson.id):
+        lesson_ui.render_lesson(lesson_id)
+    generic.__name__ = f"lesson_{lesson.id.replace('-', '_')}"
+    return st.Page(generic, **common)
+
+
+def navigation() -> st.navigation:
+    catalog = lesson_ui.catalog()
+    sections = {
+        t(f"nav.section.{section}"): [_page_for(lesson) for lesson in lessons]
+        for section, lessons in catalog.sections()
+    }
+    return st.navigation(sections, expanded=True)
+
+
+def _on_lang() -> None:
+    state.set_lang(st.session_state["lang"])
+
+
+def _on_present() -> None:
+    state.set_presenter(st.session_state["present"])
+
+
+def sidebar() -> None:
+    with st.sidebar:
+        st.markdown(f"**{t('app.name')}**  \n{t('app.tagline')}")
+        st.radio(t("app.language"), options=list(LANG_NAMES), format_func=LANG_NAMES.get,
+                 key="lang", horizontal=True, on_change=_on_lang)
+        st.toggle(t("app.presenter"), key="present", help=t("app.presenter_help"), on_change=_on_present)
+        info = warmup.device_info()
+        if info is None:
+            label = t("app.device_pending")
+        elif info["type"] == "cuda":
+            label = t("app.device_cuda", name=info["name"])
+        else:
+            label = t("app.device_cpu", threads=info["threads"])
+        st.caption(f"{t('app.device')}: {label}")
+
+
+def main() -> None:
+    state.init()
+    page = navigation()
+    sidebar()
+    page.run()
+    warmup.start()
