@@ -25,11 +25,11 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.deps-run: requirements.txt | $(VENV)/bin/python
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install -qq --disable-pip-version-check -r requirements.txt
 	touch $@
 
 $(VENV)/.deps-test: requirements.txt requirements-dev.txt $(VENV)/.deps-run
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install -qq --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
 # Browser tests drive Debian's Chromium (never `playwright install`, which downloads a browser).

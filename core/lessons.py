@@ -14,8 +14,10 @@ import os
 import re
 import sys
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from core.widgets import FENCE_OPEN, Block, parse_block, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 # ATTENTION_LAB_LESSONS points the app at another lessons folder (tests use it for broken copies).
@@ -43,8 +45,9 @@ class Step:
     index: int
     anchor: str  # "intro" for the text before the first heading
     title: str  # "" for the intro
-    body: str  # Markdown, heading excluded
+    body: str  # Markdown, heading excluded, blocks included as written
     line: int  # where the heading (or the file) starts
+    segments: tuple = ()  # in order: Markdown strings and widgets.Block objects
 
 
 @dataclass
@@ -86,25 +89,69 @@ def rel(path: Path) -> str:
         return str(path)
 
 
+COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+
+
 def split_steps(markdown: str) -> list[Step]:
-    """Cut Markdown into steps at ``## `` headings (not inside fenced code)."""
+    """Cut Markdown into steps at ``## `` headings, and each step into text and fenced blocks.
+
+    Headings inside fenced code do not count. ``widget``/``quiz``/``predict`` fences become
+    :class:`core.widgets.Block` segments; HTML comments (notes for authors) are dropped.
+    """
+    # Comments are notes for authors: blank them out (keeping line numbers) before reading blocks.
+    markdown = COMMENT_RE.sub(lambda m: "\n" * m.group(0).count("\n"), markdown)
     steps: list[Step] = []
-    anchor, title, start, buf = "intro", "", 1, []
-    in_fence = False
+    anchor, title, start = "intro", "", 1
+    body: list[str] = []
+    segments: list = []
+    text: list[str] = []
+    fence: tuple | None = None  # (kind, name, start line, lines) while inside a block
+    in_code = False
+
+    def flush_text() -> None:
+        chunk = "\n".join(text).strip()
+        if chunk:
+            segments.append(chunk)
+        text.clear()
+
+    def close_step() -> None:
+        flush_text()
+        steps.append(Step(len(steps), anchor, title, "\n".join(body).strip(), start, tuple(segments)))
+
     for lineno, line in enumerate(markdown.splitlines(), start=1):
+        if fence is not None:
+            body.append(line)
+            if FENCE_RE.match(line):
+                kind, name, fstart, flines = fence
+                segments.append(parse_block(kind, name, flines, fstart, lineno))
+                fence = None
+            else:
+                fence[3].append((lineno, line))
+            continue
+        opening = None if in_code else FENCE_OPEN.match(line)
+        if opening:
+            flush_text()
+            body.append(line)
+            fence = (opening["kind"], opening["name"], lineno, [])
+            continue
         if FENCE_RE.match(line):
-            in_fence = not in_fence
-        m = None if in_fence else HEADING_RE.match(line)
+            in_code = not in_code
+        m = None if in_code else HEADING_RE.match(line)
         if m:
-            steps.append(Step(len(steps), anchor, title, "\n".join(buf).strip(), start))
+            close_step()
             title = m["title"]
             anchor = m["anchor"] or f"step-{len(steps)}"
-            start, buf = lineno, []
+            start, body, segments = lineno, [], []
         else:
-            buf.append(line)
-    steps.append(Step(len(steps), anchor, title, "\n".join(buf).strip(), start))
+            body.append(line)
+            text.append(line)
+    if fence is not None:  # an unclosed block still shows up, with a problem attached
+        kind, name, fstart, flines = fence
+        block = parse_block(kind, name, flines, fstart, fstart)
+        segments.append(replace(block, problems=block.problems + ((fstart, "this block is never closed with ```"),)))
+    close_step()
     if not steps[0].body and len(steps) > 1:  # no intro text: the first heading is step 0
-        steps = [Step(i, s.anchor, s.title, s.body, s.line) for i, s in enumerate(steps[1:])]
+        steps = [replace(s, index=i) for i, s in enumerate(steps[1:])]
     return steps
 
 
@@ -249,8 +296,13 @@ def _check_markdown(catalog: Catalog) -> None:
                             f"step {i} is {b!r} in en.md but {a!r} in zh-TW.md; both languages need "
                             "the same ## sections and {#anchors} in the same order"))
                         break
-        for lang in per_lang:
+        for lang, lang_steps in per_lang.items():
             path = lesson.markdown_path(lang)
+            for step in lang_steps:
+                for seg in step.segments:
+                    if isinstance(seg, Block):
+                        for line, reason in validate(seg)[1]:
+                            lesson.problems.append(Problem(rel(path), line, reason))
             for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
                 for m in LINK_RE.finditer(line):
                     target, anchor = m["id"], m["anchor"]
@@ -297,6 +349,137 @@ def load_catalog(lessons_dir: Path | None = None, locales_dir: Path = LOCALES_DI
     return catalog
 
 
+TOML_TEMPLATE = """\
+# This lesson's card. `python -m core.lessons check` validates it.
+id = "{id}"            # unique; also the address: http://localhost:8501/{id}
+order = {order}              # place in the course; lessons are listed by order
+section = "{section}"     # the navigation group: {sections}
+icon = "📘"            # one emoji
+# page = "pages/{order:02d}_{py}.py"   # only if you write a Python page with your own widgets
+
+[title]
+zh-TW = "{title_zh}"
+en = "{title_en}"
+"""
+
+MD_TEMPLATE = {
+    "en": """\
+<!--
+  This is the English text of your lesson. Text inside these comment marks is a note for you and
+  is never shown. zh-TW.md beside this file must have the same "## ... {{#anchor}}" sections in the
+  same order.
+
+  * A step starts at a level-2 heading. The {{#anchor}} names it for links and for ?step= links:
+        ## Why scale the scores {{#why-scale}}
+  * A link to another lesson (the check verifies lesson and anchor):
+        [Bahdanau attention](lesson:bahdanau)
+  * A live widget. List the widgets and their arguments with: python -m core.lessons widgets
+        ```widget attention-heatmap
+        text: The animal didn't cross the street because it was too tired
+        layer: 2
+        head: 5
+        ```
+  * A multiple-choice quiz: mark the right choice(s) with [x]; explain is optional.
+        ```quiz
+        question: Which vector does a plain seq2seq decoder start from?
+        - [ ] every encoder state
+        - [x] the final vector c
+        explain: Without attention, c is the only thing that crosses from encoder to decoder.
+        ```
+  * Predict, then reveal: the student writes a guess before the answer is shown.
+        ```predict
+        question: Which word will "it" attend to most?
+        answer: Usually "animal", in the heads that resolve coreference.
+        ```
+-->
+{title} opens here: say in one or two sentences what the student will learn.
+
+## The first idea {{#first-idea}}
+
+Write the first step here.
+""",
+    "zh-TW": """\
+<!--
+  這是這一課的中文內容。註解符號裡的文字是給你的筆記，不會顯示出來。旁邊的 en.md 必須有相同的
+  「## ... {{#anchor}}」段落，順序也相同。
+
+  * 每個二級標題開始一個步驟；{{#anchor}} 是它的名字，連結與 ?step= 都會用到：
+        ## 為什麼要縮放分數 {{#why-scale}}
+  * 連到另一課（check 會檢查課程與錨點是否存在）：
+        [Bahdanau 注意力](lesson:bahdanau)
+  * 互動元件。用 python -m core.lessons widgets 列出所有元件與參數：
+        ```widget attention-heatmap
+        text: The animal didn't cross the street because it was too tired
+        layer: 2
+        head: 5
+        ```
+  * 選擇題：正確選項標 [x]；explain 可省略。
+        ```quiz
+        question: 沒有注意力的 seq2seq 解碼器從哪個向量開始？
+        - [ ] 編碼器的每個狀態
+        - [x] 最後的向量 c
+        explain: 沒有注意力時，c 是從編碼器傳到解碼器的唯一資訊。
+        ```
+  * 先預測再揭曉：學生先寫下猜測，答案才會出現。
+        ```predict
+        question: 「it」最注意哪個詞？
+        answer: 在負責指代的注意力頭裡，通常是「animal」。
+        ```
+-->
+{title}從這裡開始：用一兩句話說明學生會學到什麼。
+
+## 第一個概念 {{#first-idea}}
+
+在這裡寫第一個步驟。
+""",
+}
+
+
+def new_lesson(slug: str, title_zh: str, title_en: str, section: str | None = None,
+               order: int | None = None, lessons_dir: Path | None = None) -> Path:
+    """Create lessons/<NN-slug>/ with a lesson.toml and both texts, each showing every feature."""
+    if lessons_dir is None:
+        lessons_dir = Path(os.environ.get("ATTENTION_LAB_LESSONS", ROOT / "lessons"))
+    if not ID_RE.match(slug):
+        raise ValueError(f"the slug must be lowercase letters, digits and '-', got {slug!r}")
+    catalog = load_catalog(lessons_dir)
+    if catalog.get(slug):
+        raise ValueError(f"a lesson with id {slug!r} already exists")
+    sections = [name for name, _ in catalog.sections()]
+    section = section or (sections[-1] if sections else "lessons")
+    if not ID_RE.match(section):
+        raise ValueError(f"the section must be a short key like 'attention', got {section!r}")
+    used = {lesson.order for lesson in catalog.lessons}
+    if order is None:
+        order = max(used, default=-1) + 1
+    elif order in used:
+        raise ValueError(f"order {order} is taken; free after the last lesson: {max(used) + 1}")
+    folder = lessons_dir / f"{order:02d}-{slug}"
+    folder.mkdir(parents=True)
+    toml = TOML_TEMPLATE.format(id=slug, order=order, section=section, sections=", ".join(sections),
+                                py=slug.replace("-", "_"), title_zh=title_zh.replace('"', "'"),
+                                title_en=title_en.replace('"', "'"))
+    (folder / "lesson.toml").write_text(toml, encoding="utf-8")
+    (folder / "en.md").write_text(MD_TEMPLATE["en"].format(title=title_en), encoding="utf-8")
+    (folder / "zh-TW.md").write_text(MD_TEMPLATE["zh-TW"].format(title=title_zh), encoding="utf-8")
+    return folder
+
+
+def describe_widgets() -> str:
+    from core.widgets import WIDGETS
+
+    out = []
+    for spec in WIDGETS.values():
+        out.append(f"widget {spec.name}: {spec.summary}")
+        for key, p in spec.params.items():
+            kind = f"one of {', '.join(p.choices)}" if p.kind == "choice" else p.kind
+            bounds = "" if p.kind != "int" else f" ({p.minimum if p.minimum is not None else ''}..{p.maximum if p.maximum is not None else ''})"
+            out.append(f"    {key}: {kind}{bounds}, default {p.default!r} - {p.help}")
+    out.append("quiz: question (required), explain (optional), and choices '- [ ] wrong' / '- [x] right'")
+    out.append("predict: question and answer (required), placeholder (optional)")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.lessons", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -304,7 +487,26 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--lessons", type=Path, default=None, help="lessons folder (default: lessons/)")
     lst = sub.add_parser("list", help="print the catalog in lecture order")
     lst.add_argument("--lessons", type=Path, default=None)
+    new = sub.add_parser("new", help="create a lesson folder with both texts and every feature shown")
+    new.add_argument("slug", help="the lesson's id and address, e.g. why-scale")
+    new.add_argument("--title-zh", required=True)
+    new.add_argument("--title-en", required=True)
+    new.add_argument("--section", help="navigation group (default: the last one)")
+    new.add_argument("--order", type=int, help="place in the course (default: after the last lesson)")
+    sub.add_parser("widgets", help="list the widgets a lesson can embed, with their arguments")
     args = parser.parse_args(argv)
+    if args.cmd == "widgets":
+        print(describe_widgets())
+        return 0
+    if args.cmd == "new":
+        try:
+            folder = new_lesson(args.slug, args.title_zh, args.title_en, args.section, args.order)
+        except (ValueError, FileExistsError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"created {rel(folder)}/ (lesson.toml, zh-TW.md, en.md)")
+        print(f"next: edit the two texts, run `python -m core.lessons check`, reload the app and open /{args.slug}")
+        return 0
     catalog = load_catalog(args.lessons)
     if args.cmd == "list":
         for lesson in catalog.lessons:

@@ -115,3 +115,59 @@ def test_split_steps_ignores_headings_inside_code_fences():
     steps = split_steps(md)
     assert [(s.anchor, s.title) for s in steps] == [("intro", ""), ("a", "A"), ("step-2", "B")]
     assert "## not a heading" in steps[1].body
+
+
+def test_widget_quiz_and_predict_blocks_are_parsed_and_validated():
+    from core.widgets import Block, validate
+
+    md = """intro
+<!-- a note with a fake block
+```widget nope
+```
+-->
+## A {#a}
+text before
+```widget attention-heatmap
+text: hello world
+layer: 3
+```
+text after
+```quiz
+question: Two plus two?
+- [ ] three
+- [x] four
+explain: Arithmetic.
+```
+```predict
+question: Guess?
+answer: This.
+```
+"""
+    steps = split_steps(md)
+    assert [s.anchor for s in steps] == ["intro", "a"]
+    segs = steps[1].segments
+    assert segs[0] == "text before" and segs[2] == "text after"
+    heat, quiz, pred = (s for s in segs if isinstance(s, Block))
+    assert (heat.kind, heat.name, heat.line) == ("widget", "attention-heatmap", 8)
+    args, problems = validate(heat)
+    assert problems == [] and args == {"text": "hello world", "layer": 3, "head": 0}
+    args, problems = validate(quiz)
+    assert problems == [] and quiz.choices == ((False, "three"), (True, "four")) and args["explain"] == "Arithmetic."
+    assert validate(pred) == ({"question": "Guess?", "answer": "This.", "placeholder": ""}, [])
+    assert all(isinstance(s, str) for s in steps[0].segments)  # the commented-out block is ignored
+
+
+def test_block_problems_name_the_line_and_the_valid_choices():
+    from core.widgets import Block, validate
+
+    md = "x\n```widget pipeline-schedule\nschedule: zigzag\nstages: 0\ncolour: red\n```\n```quiz\nquestion: q\n- [ ] a\n```\n```widget\n"
+    blocks = [b for b in split_steps(md)[0].segments if isinstance(b, Block)]
+    _, problems = validate(blocks[0])
+    assert (3, "pipeline-schedule: schedule must be one of gpipe, 1f1b, interleaved; got 'zigzag'") in problems
+    assert (4, "pipeline-schedule: stages must be at least 1, got 0") in problems
+    assert any(line == 5 and "unknown argument 'colour'" in r for line, r in problems)
+    _, problems = validate(blocks[1])
+    assert (7, "a quiz needs at least two choices, written '- [ ] text'") in problems
+    _, problems = validate(blocks[2])
+    assert any("a widget block needs a name" in r for _, r in problems)
+    assert any("never closed" in r for _, r in problems)

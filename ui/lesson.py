@@ -12,7 +12,7 @@ from typing import Callable
 
 import streamlit as st
 
-from core.lessons import Catalog, Lesson, load_catalog
+from core.lessons import Catalog, Lesson, load_catalog, rel
 from ui import state
 from ui.i18n import t
 
@@ -28,6 +28,17 @@ PRESENTER_CSS = """
 [data-testid="stMain"] h1 { font-size: 3.2rem; }
 [data-testid="stMain"] h2 { font-size: 2.4rem; }
 [data-testid="stMain"] label p, [data-testid="stMain"] button p { font-size: 1.3rem; }
+</style>
+"""
+
+# The printable view: no sidebar, no toolbar, no buttons; the browser's print dialog does the rest.
+PRINT_CSS = """
+<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], header[data-testid="stHeader"],
+[data-testid="stToolbar"], [data-testid="stBaseButton-secondary"], [data-testid="stBaseButton-primary"],
+[data-testid="stDownloadButton"], .modebar-container { display: none !important; }
+[data-testid="stMainBlockContainer"] { max-width: 52rem; padding-top: 1rem; }
+@media print { [data-testid="stMain"] { overflow: visible !important; } }
 </style>
 """
 
@@ -146,6 +157,15 @@ class LessonPage:
                 error_card(t("app.widget_error"), [f"{type(exc).__name__}: {exc}"],
                            details=traceback.format_exc())
 
+    def _run_block(self, block, where: str) -> None:
+        from ui.widgets import render_block  # widgets pull in their own (heavier) modules lazily
+
+        try:
+            render_block(block, self.lesson_id, where)
+        except Exception as exc:
+            error_card(t("app.widget_error"), [f"{where}:{block.line}: {type(exc).__name__}: {exc}"],
+                       details=traceback.format_exc())
+
     def render(self) -> None:
         state.init()
         apply_presenter_style()
@@ -169,17 +189,23 @@ class LessonPage:
                 error_card(t("app.widget_error"),
                            [f"pages/: widget registered after unknown section #{anchor} "
                             f"(sections: {', '.join(s.anchor for s in steps)})"])
-        presenting = state.presenter() and total > 1
+        if state.printing():
+            st.html(PRINT_CSS)
+        presenting = state.presenter() and total > 1 and not state.printing()
         upto = self._current_step(total) if presenting else total - 1
         if presenting:
             with st.sidebar:
                 st.caption(t("app.step_of", step=upto + 1, total=total))
                 self._step_controls(upto, total, "sidebar")
+        where = rel(lesson.markdown_path(lang))
         for step in steps[: upto + 1]:
             if step.title:
                 st.header(step.title, anchor=step.anchor)
-            if step.body:
-                st.markdown(rewrite_links(step.body))
+            for segment in step.segments:
+                if isinstance(segment, str):
+                    st.markdown(rewrite_links(segment))
+                else:
+                    self._run_block(segment, where)
             self._run_widgets(step.anchor)
         if presenting:
             st.divider()

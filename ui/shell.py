@@ -5,7 +5,7 @@ import streamlit as st
 
 from core.lessons import Lesson
 from ui import lesson as lesson_ui
-from ui import state, warmup
+from ui import quiz, state, warmup
 from ui.i18n import LANG_NAMES, t
 
 
@@ -58,6 +58,13 @@ def sidebar() -> None:
         else:
             label = t("app.device_cpu", threads=info["threads"])
         st.caption(f"{t('app.device')}: {label}")
+        st.markdown(f"[{t('app.print_view')}](?lang={state.lang()}&print=1)", help=t("app.print_help"))
+        right, answered, predictions = quiz.summary()
+        if answered or predictions:
+            st.caption(f"{t('app.progress')}: {t('app.progress_summary', right=right, answered=answered, predictions=predictions)}")
+            st.download_button(t("app.progress_download"), quiz.progress_json(), file_name="attention-lab-progress.json",
+                               mime="application/json", key="progress.download", on_click="ignore",
+                               icon=":material/download:")
 
 
 def main() -> None:

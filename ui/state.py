@@ -75,6 +75,11 @@ def presenter() -> bool:
     return bool(st.session_state["present"])
 
 
+def printing() -> bool:
+    """The printable view (``?print=1``): every step, static figures, no sidebar."""
+    return st.query_params.get("print", "") in TRUE
+
+
 def set_lang(value: str) -> None:
     st.session_state["lang"] = _normalise_lang(value) or DEFAULT_LANG
     st.query_params["lang"] = st.session_state["lang"]
