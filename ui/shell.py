@@ -5,7 +5,7 @@ import streamlit as st
 
 from core.lessons import Lesson
 from ui import lesson as lesson_ui
-from ui import quiz, state, warmup
+from ui import bert, quiz, state, warmup
 from ui.i18n import LANG_NAMES, t
 
 
@@ -58,6 +58,7 @@ def sidebar() -> None:
         else:
             label = t("app.device_cpu", threads=info["threads"])
         st.caption(f"{t('app.device')}: {label}")
+        bert.model_picker()
         st.markdown(f"[{t('app.print_view')}](?lang={state.lang()}&print=1)", help=t("app.print_help"))
         right, answered, predictions = quiz.summary()
         if answered or predictions:

@@ -1,0 +1,267 @@
+"""Lesson 7: BERT's outputs and pre-training, on the model in use (layout and widgets only)."""
+import streamlit as st
+
+from core.text import clean
+from ui import figures, lesson
+from ui.bert import current_bundle, display_name, current_source, head_text, sentiment
+from ui.i18n import t
+
+page = lesson.LessonPage("bert-outputs")
+MAX_CHARS = 2000
+SHOW_TOKENS = 64
+MAX_SENTENCES = 8
+
+
+def _text(key: str, label_key: str, default_key: str) -> str | None:
+    """A text box whose content is cleaned; None (with a notice) when nothing is left."""
+    raw = st.text_input(t(label_key), value=t(default_key), key=key, max_chars=MAX_CHARS * 5)
+    c = clean(raw, MAX_CHARS)
+    for code in c.notices:
+        lesson.notice(code, limit=MAX_CHARS)
+    return None if "empty" in c.notices else c.text
+
+
+def _lines(key: str, label_key: str, default_key: str, most: int) -> list[str]:
+    """A text area, one sentence per line, each line cleaned; at most `most` lines are kept."""
+    raw = st.text_area(t(label_key), value=t(default_key), key=key, max_chars=MAX_CHARS * 5)
+    codes: list[str] = []
+    lines = []
+    for line in raw.splitlines():
+        c = clean(line, MAX_CHARS)
+        codes += [n for n in c.notices if n != "empty" and n not in codes]
+        if "empty" not in c.notices:
+            lines.append(c.text)
+    for code in codes:
+        lesson.notice(code, limit=MAX_CHARS)
+    if len(lines) > most:
+        st.warning(t("bert_outputs.lines_capped", n=most))
+    return lines[:most]
+
+
+def _capped(truncated: bool, total) -> None:
+    if truncated:
+        lesson.notice("tokens_capped", limit=SHOW_TOKENS, total=total)
+
+
+@page.widget("intro")
+def model_in_use():
+    bundle = current_bundle()
+    st.caption(t("bert.in_use"))
+    st.text(f"{display_name(bundle)}  ·  {t('bert.shape', layers=bundle.num_layers, heads=bundle.num_heads, hidden=bundle.hidden_size)}"
+            f"  ·  {t('bert.heads_label')}: {head_text(bundle.heads)}")
+
+
+@page.widget("hidden")
+def hidden():
+    from core.bert import hidden_states
+    from core.figures import bar_strip
+    from core.figures.bert import hidden_figure
+
+    bundle = current_bundle(show_notice=False)
+    text = _text("bert-outputs.text", "bert_outputs.text_label", "bert_outputs.text_default")
+    if text is None:
+        return
+    hs = hidden_states(bundle, text, max_length=SHOW_TOKENS)
+    _capped(hs.encoded.truncated, hs.encoded.n_total)
+    st.caption(t("bert_outputs.hidden_shape", t_=len(hs.tokens), h=hs.last.shape[1], l=hs.layers.shape[0] - 1))
+    fig = hidden_figure(hs.last, hs.tokens, title=t("bert_outputs.hidden_title"), dim_label=t("bert_outputs.dim"),
+                        value_name=t("bert_outputs.value"))
+    figures.show(fig, key="bert-outputs.hidden", filename="last-hidden-state",
+                 data=[{"position": i, "token": tok, **{f"d{d}": float(v) for d, v in enumerate(row)}}
+                       for i, (tok, row) in enumerate(zip(hs.tokens, hs.last))])
+    if hs.pooled is None:
+        st.info(t("bert_outputs.no_pooler"))
+    else:
+        fig = bar_strip(hs.pooled, title=t("bert_outputs.pooled_title"), value_name=t("bert_outputs.value"))
+        figures.show(fig, key="bert-outputs.pooled", filename="pooled-cls",
+                     data=[{"dimension": d, "pooled": float(v)} for d, v in enumerate(hs.pooled)])
+
+
+@page.widget("layers")
+def layers():
+    from core.bert import hidden_states, layer_trajectory
+    from core.figures.bert import trajectory_figure
+
+    bundle = current_bundle(show_notice=False)
+    c = clean(st.session_state.get("bert-outputs.text", t("bert_outputs.text_default")), MAX_CHARS)
+    if "empty" in c.notices:
+        lesson.notice("empty")
+        return
+    st.caption(t("bert_outputs.layers_uses_text"))
+    st.text(c.text[:200])
+    hs = hidden_states(bundle, c.text, max_length=SHOW_TOKENS)
+    options = list(range(len(hs.tokens)))
+    i = st.selectbox(t("bert_outputs.pick_token"), options, index=min(2, len(options) - 1),
+                     key="bert-outputs.layer_token", format_func=lambda j: f"{j}: {hs.tokens[j]}")
+    i = min(int(i or 0), len(options) - 1)
+    rows = layer_trajectory(hs, i)
+    names = {k: t(f"bert_outputs.traj_{k}") for k in ("norm", "change", "cos_prev", "cos_embedding", "layer")}
+    fig = trajectory_figure(rows, title=t("bert_outputs.traj_title", token=hs.tokens[i], i=i), names=names)
+    figures.show(fig, key="bert-outputs.trajectory", data=rows, filename="token-through-layers")
+
+
+@page.widget("similarity")
+def similarity_widget():
+    from core.bert import similarity
+    from core.figures.bert import similarity_figure
+
+    bundle = current_bundle(show_notice=False)
+    lines = _lines("bert-outputs.sentences", "bert_outputs.sim_label", "bert_outputs.sim_default", MAX_SENTENCES)
+    if len(lines) < 2:
+        st.info(t("bert_outputs.sim_need_two"))
+        return
+    sim = similarity(bundle, lines)
+    fig = similarity_figure(sim, lines, title=t("bert_outputs.sim_title"), value_name=t("bert_outputs.cosine"))
+    figures.show(fig, key="bert-outputs.similarity", filename="sentence-similarity",
+                 data=[{"a": lines[i], "b": lines[j], "cosine": float(sim[i, j])}
+                       for i in range(len(lines)) for j in range(len(lines))])
+    st.caption(t("bert_outputs.sim_method"))
+
+
+@page.widget("mlm")
+def mlm():
+    from core.bert import masking_rates, simulate_masking
+    from core.figures.bert import masking_figure
+
+    bundle = current_bundle(show_notice=False)
+    text = _text("bert-outputs.mlm_text", "bert_outputs.mlm_label", "bert_outputs.mlm_default")
+    if text is None:
+        return
+    left, right = st.columns(2)
+    seed = left.number_input(t("bert_outputs.seed"), min_value=0, max_value=10**6, value=21, step=1,
+                             key="bert-outputs.seed")
+    with right:
+        prob = st.slider(t("bert_outputs.prob"), 0.05, 0.5, 0.15, 0.01, key="bert-outputs.prob")
+    r = simulate_masking(bundle, text, seed=int(seed), prob=float(prob), max_length=SHOW_TOKENS)
+    _capped(r.truncated, t("bert_outputs.more"))
+    actions = {a: t(f"bert_outputs.action_{a.replace(' ', '_')}") for a in
+               ("special", "not chosen", "mask", "random", "keep")}
+    fig = masking_figure(r.original, r.tokens, r.actions, title=t("bert_outputs.mlm_title"), action_names=actions,
+                         row_names=(t("bert_outputs.row_original"), t("bert_outputs.row_input")))
+    figures.show(fig, key="bert-outputs.masking", data=r.table(), filename="mlm-masking")
+    cols = st.columns(4)
+    for col, a in zip(cols, ("mask", "random", "keep", "not chosen")):
+        col.metric(actions[a], r.counts[a])
+    rates = masking_rates(bundle, text, runs=1000, seed=int(seed), prob=float(prob), max_length=SHOW_TOKENS)
+    st.caption(t("bert_outputs.rates", runs=rates["runs"], chosen=f"{rates['chosen_rate']:.1%}",
+                 mask=f"{rates['mask_rate']:.1%}", random=f"{rates['random_rate']:.1%}",
+                 keep=f"{rates['keep_rate']:.1%}", prob=f"{prob:.0%}"))
+
+
+@page.widget("fill-mask")
+def fill_mask_widget():
+    from core.bert import fill_mask
+    from core.figures.bert import topk_figure
+
+    bundle = current_bundle(show_notice=False)
+    if "mlm" not in bundle.heads:
+        st.info(t("bert_outputs.no_mlm_head", name=t("bert.default_name") if bundle.is_default else "—"))
+        st.code("bert-base-uncased", language=None)
+        return
+    text = _text("bert-outputs.fill_text", "bert_outputs.fill_label", "bert_outputs.fill_default")
+    if text is None:
+        return
+    res = fill_mask(bundle, text, top_k=5, max_length=SHOW_TOKENS)
+    _capped(res.truncated, t("bert_outputs.more"))
+    if not res.masks:
+        st.info(t("bert_outputs.fill_no_mask"))
+        return
+    fig = topk_figure(res.masks, res.tokens, title=t("bert_outputs.fill_title"), prob_label=t("bert_outputs.probability"))
+    figures.show(fig, key="bert-outputs.fill", filename="fill-mask",
+                 data=[{"position": m["position"], **p} for m in res.masks for p in m["top"]])
+
+
+@page.widget("nsp")
+def nsp():
+    from core.bert import next_sentence, nsp_pairs
+    from core.figures.bert import probs_figure
+
+    bundle = current_bundle(show_notice=False)
+    sentences = _lines("bert-outputs.nsp_corpus", "bert_outputs.nsp_corpus_label", "bert_outputs.nsp_corpus_default",
+                       20)
+    seed = st.number_input(t("bert_outputs.seed"), min_value=0, max_value=10**6, value=1, step=1,
+                           key="bert-outputs.nsp_seed")
+    if len(sentences) < 3:
+        st.info(t("bert_outputs.nsp_need_three"))
+    else:
+        pairs = nsp_pairs(sentences, seed=int(seed))
+        st.dataframe([{"A": p["a"], "B": p["b"], t("bert_outputs.label"): p["label"]} for p in pairs],
+                     hide_index=True, width="stretch")
+        st.caption(t("bert_outputs.nsp_count", n=sum(p["label"] == "IsNext" for p in pairs), total=len(pairs)))
+    if "nsp" not in bundle.heads:
+        st.info(t("bert_outputs.no_nsp_head"))
+        st.code("bert-base-uncased", language=None)
+        return
+    a = _text("bert-outputs.nsp_a", "bert_outputs.nsp_a_label", "bert_outputs.nsp_a_default")
+    b = _text("bert-outputs.nsp_b", "bert_outputs.nsp_b_label", "bert_outputs.nsp_b_default")
+    if a is None or b is None:
+        return
+    r = next_sentence(bundle, a, b, max_length=SHOW_TOKENS)
+    fig = probs_figure(["IsNext", "NotNext"], [r.is_next, r.not_next], title=t("bert_outputs.nsp_title"))
+    figures.show(fig, key="bert-outputs.nsp", data=[{"IsNext": r.is_next, "NotNext": r.not_next}], filename="nsp")
+
+
+@page.widget("heads")
+def heads():
+    from core.bert import encode_pair, task_head_params
+    from core.figures.bert import task_heads_figure
+
+    bundle = current_bundle(show_notice=False)
+    text = _text("bert-outputs.heads_text", "bert_outputs.heads_label", "bert_outputs.heads_default")
+    if text is None:
+        return
+    enc = encode_pair(bundle, text, None, max_length=32)
+    _capped(enc.truncated, enc.n_total)
+    names = {k: t(f"bert_outputs.head_{k}") for k in ("classification", "labeling", "start", "end")}
+    fig = task_heads_figure(enc.tokens, title=t("bert_outputs.heads_title"), names=names)
+    figures.show(fig, key="bert-outputs.heads", data=enc.table(), filename="task-heads")
+    p = task_head_params(bundle.hidden_size, n_classes=3, n_tags=9)
+    cols = st.columns(3)
+    cols[0].metric(t("bert_outputs.head_classification"), f"{p['classification']:,}",
+                   help=t("bert_outputs.head_cls_help", h=bundle.hidden_size))
+    cols[1].metric(t("bert_outputs.head_labeling"), f"{p['labeling']:,}",
+                   help=t("bert_outputs.head_tag_help", h=bundle.hidden_size))
+    cols[2].metric(t("bert_outputs.head_qa"), f"{p['span_qa']:,}", help=t("bert_outputs.head_qa_help", h=bundle.hidden_size))
+
+
+@page.widget("sentiment")
+def sentiment_widget():
+    from core.bert import score_posts
+    from core.figures.bert import SENTIMENT_COLOURS, confusion_figure, factor_figure, probs_figure
+
+    bundle = current_bundle(show_notice=False)
+    with st.spinner(t("bert_outputs.sent_fitting")):
+        scorer, result = sentiment(current_source())
+    labels = {k: t(f"bert_outputs.sent_{k}") for k in ("positive", "neutral", "negative")}
+    cols = st.columns(3)
+    cols[0].metric(t("bert_outputs.sent_accuracy"), f"{result.accuracy:.1%}",
+                   help=t("bert_outputs.sent_accuracy_help", n=len(result.posts)))
+    cols[1].metric(t("bert_outputs.sent_train"), result.n_train)
+    cols[2].metric(t("bert_outputs.sent_corr"), f"{result.correlation:.2f}")
+    st.caption(t("bert_outputs.sent_model", name=display_name(bundle)))
+    day = {d["date"]: t("bert_outputs.day_label", n=i + 1) for i, d in enumerate(result.days)}
+    names = dict(labels, factor_model=t("bert_outputs.sent_factor_model"), factor_human=t("bert_outputs.sent_factor_human"),
+                 posts=t("bert_outputs.sent_posts"), factor=t("bert_outputs.sent_factor"))
+    fig = factor_figure([dict(d, date=day[d["date"]]) for d in result.days], title=t("bert_outputs.sent_title"),
+                        names=names)
+    figures.show(fig, key="bert-outputs.factor", data=result.days, filename="sentiment-factor")
+    fig = confusion_figure(result.confusion, [labels[k] for k in ("positive", "neutral", "negative")],
+                           title=t("bert_outputs.sent_confusion"), x_title=t("bert_outputs.sent_predicted"),
+                           y_title=t("bert_outputs.sent_human"), value_name=t("bert_outputs.sent_posts"))
+    figures.show(fig, key="bert-outputs.confusion", data=result.posts, filename="sentiment-posts")
+    with lesson.advanced(t("bert_outputs.sent_all_posts")):
+        st.dataframe([{t("bert_outputs.sent_day"): day[p["date"]], t("bert_outputs.sent_post"): p["text"],
+                       t("bert_outputs.sent_human"): labels[p["human"]],
+                       t("bert_outputs.sent_predicted"): labels[p["predicted"]]} for p in result.posts],
+                     hide_index=True, width="stretch")
+    post = _text("bert-outputs.own_post", "bert_outputs.own_label", "bert_outputs.own_default")
+    if post is None:
+        return
+    s = score_posts(scorer, [post])
+    fig = probs_figure([labels[k] for k in ("positive", "neutral", "negative")], s.probs[0].tolist(),
+                       title=t("bert_outputs.own_title", label=labels[s.predicted[0]]),
+                       colours=[SENTIMENT_COLOURS[k] for k in ("positive", "neutral", "negative")])
+    figures.show(fig, key="bert-outputs.own", data=s.table(), filename="my-post")
+
+
+page.render()

@@ -1,0 +1,166 @@
+"""AppTest for lessons 6–7: both languages, bad input, a refused model source, and a model with heads."""
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import BertConfig, BertForPreTraining, BertTokenizer
+
+from tests.apptest import run_lesson, texts
+
+torch.set_num_threads(2)
+
+
+def _errors(at) -> list[str]:
+    return [e.value for e in at.error] + [str(e.value) for e in at.exception]
+
+
+def _charts(at) -> int:
+    return len(at.get("plotly_chart"))
+
+
+def _metric(at, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no metric {label!r}: {[m.label for m in at.metric]}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_inputs_page_renders(lang):
+    from core.bert import BERT_BASE, BERT_LARGE, count
+
+    at = run_lesson("bert-inputs", lang)
+    assert _errors(at) == []
+    assert _charts(at) == 7   # wordpiece, pair rows, batch, strips, norms, anatomy, one layer
+    assert _metric(at, "BERT-base") == f"{count(**BERT_BASE).bert_model_total:,}" == "109,482,240"
+    assert _metric(at, "BERT-large") == f"{count(**BERT_LARGE).bert_model_total:,}"
+    assert "all-MiniLM-L6-v2" in texts(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_outputs_page_renders(lang):
+    from core.bert import load
+    from core.bert.sentiment import SentimentScorer, sentiment_factor
+
+    at = run_lesson("bert-outputs", lang)
+    assert _errors(at) == []
+    # hidden, pooled, trajectory, similarity, masking, task heads, factor, confusion, own post
+    assert _charts(at) == 9
+    label = {"en": "Held-out accuracy", "zh-TW": "保留資料準確率"}[lang]
+    expected = sentiment_factor(SentimentScorer(load("", device="cpu"))).accuracy
+    assert _metric(at, label) == f"{expected:.1%}"
+    info = " ".join(i.value for i in at.info)
+    assert "bert-base-uncased" in " ".join(c.value for c in at.code)   # how to get the heads
+    assert info  # the missing-head explanations
+
+
+BAD = ["", " \u200b\u200b ", "x" * 10_000, "🙂🙂🙂", "مرحبا بالعالم", "<script>alert(1)</script><img src=x onerror=alert(2)>",
+       "注意力機制" * 300]
+
+
+@pytest.mark.parametrize("value", BAD, ids=["empty", "zero-width", "10k", "emoji", "rtl", "html", "cjk-long"])
+def test_inputs_page_survives_bad_text(value):
+    at = run_lesson("bert-inputs", "en")
+    for key in ("bert-inputs.wp_text", "bert-inputs.pair_a", "bert-inputs.batch_b", "bert-inputs.emb_a"):
+        at.text_input(key=key).set_value(value)
+    at.run()
+    assert _errors(at) == []
+    shown = texts(at)
+    if not value.strip("\u200b "):
+        assert "The text is empty" in shown
+    if len(value) >= 1500:
+        assert "Only the first 64 tokens are shown" in shown or "cut to the first" in shown
+    assert "<script>" not in "".join(m.value for m in at.markdown)   # never rendered as Markdown/HTML
+
+
+@pytest.mark.parametrize("value", BAD[:4] + BAD[5:6], ids=["empty", "zero-width", "10k", "emoji", "html"])
+def test_outputs_page_survives_bad_text(value):
+    at = run_lesson("bert-outputs", "en")
+    for key in ("bert-outputs.text", "bert-outputs.mlm_text", "bert-outputs.heads_text", "bert-outputs.own_post"):
+        at.text_input(key=key).set_value(value)
+    at.text_area(key="bert-outputs.sentences").set_value(value)
+    at.run()
+    assert _errors(at) == []
+
+
+def test_refused_source_falls_back_with_a_translated_notice(tmp_path):
+    at = run_lesson("bert-outputs", "zh-TW")
+    at.session_state["bert.source"] = str(tmp_path / "no-such-model")
+    at.run()
+    assert _errors(at) == []
+    assert any("找不到這個資料夾" in w.value for w in at.warning)
+    assert any("no-such-model" in x.value for x in at.text)   # the raw reason, as plain text
+
+
+@pytest.fixture(scope="module")
+def tiny_pretraining(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tiny-pre")
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "market", "opened", "higher", "chip", "makers",
+             ".", "a", "b"] + [f"w{i}" for i in range(30)]
+    (folder / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(words), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=64)
+    BertForPreTraining(cfg).save_pretrained(folder)
+    BertTokenizer.from_pretrained(str(folder)).save_pretrained(folder)
+    return folder
+
+
+def test_model_with_heads_shows_fill_mask_and_nsp(tiny_pretraining):
+    at = run_lesson("bert-outputs", "en")
+    at.session_state["bert.source"] = str(tiny_pretraining)
+    at.run()
+    assert _errors(at) == [] and not at.warning
+    assert "no masked-LM head" not in texts(at)
+    # + fill-mask top-k and the NSP probabilities
+    assert _charts(at) == 11
+    at.text_input(key="bert-outputs.fill_text").set_value("the market opened higher").run()
+    assert "Write [MASK]" in texts(at)
+
+
+
+PICKER_SCRIPT = """
+import streamlit as st
+from ui.bert import model_picker
+with st.sidebar:
+    model_picker()
+"""
+
+PICKER_CHECK = """
+import sys
+from streamlit.testing.v1 import AppTest
+from tests.test_bert_pages import PICKER_SCRIPT
+assert 'torch' not in sys.modules
+at = AppTest.from_string(PICKER_SCRIPT, default_timeout=60)
+at.query_params['lang'] = 'en'
+at.run()
+assert not at.exception, at.exception
+at.text_input(key='bert.source_input').set_value('  bert-base-uncased  ').run()
+at.button(key='bert.load_button').click().run()
+assert at.session_state['bert.source'] == 'bert-base-uncased'
+at.button(key='bert.reset_button').click().run()
+assert at.session_state['bert.source'] == ''
+print('torch' in sys.modules)
+"""
+
+
+def test_model_picker_sets_the_source_without_importing_torch():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    # A fresh interpreter that imports only the picker (this module's own imports pull in torch,
+    # so PICKER_CHECK must not import it: it reads PICKER_SCRIPT through a light import path).
+    root = Path(__file__).resolve().parents[1]
+    code = PICKER_CHECK.replace("from tests.test_bert_pages import PICKER_SCRIPT", f"PICKER_SCRIPT = {PICKER_SCRIPT!r}")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("lesson_id, last", [("bert-inputs", 5), ("bert-outputs", 8)])
+def test_presenter_mode_reveals_step_by_step(lesson_id, last):
+    first = run_lesson(lesson_id, "zh-TW", present=True, step=0)
+    assert _errors(first) == [] and _charts(first) == 0     # the intro only: no figure yet
+    end = run_lesson(lesson_id, "zh-TW", present=True, step=last)
+    assert _errors(end) == [] and _charts(end) == (7 if lesson_id == "bert-inputs" else 9)
