@@ -86,9 +86,8 @@ WIDGETS: dict[str, WidgetSpec] = {
         WidgetSpec("bahdanau-alignment", "the trained date model's alignment heatmap for an input", {
             "text": Param("str", "2 December 2026", help="a date in English or Chinese spelling"),
         }),
-        WidgetSpec("tokenizer", "WordPiece tokens and ids of a text (and an optional second sentence)", {
-            "text": Param("str", ANIMAL, help="sentence A"),
-            "text_b": Param("str", "", help="sentence B (optional)"),
+        WidgetSpec("tokenizer", "WordPiece tokens and ids of a text", {
+            "text": Param("str", ANIMAL, help="the text"),
         }),
         WidgetSpec("embedding-sum", "token + segment + position embeddings and their LayerNorm'd sum", {
             "text": Param("str", "Attention is all you need", help="the sentence"),

@@ -44,20 +44,25 @@ def _on_present() -> None:
     state.set_presenter(st.session_state["present"])
 
 
-def sidebar() -> None:
+def _device_label() -> str:
+    info = warmup.device_info()
+    if info is None:
+        label = t("app.device_pending")
+    elif info["type"] == "cuda":
+        label = t("app.device_cuda", name=info["name"])
+    else:
+        label = t("app.device_cpu", threads=info["threads"])
+    return f"{t('app.device')}: {label}"
+
+
+def sidebar():
+    """Draw the sidebar; returns the slot where the device line goes once the page has run."""
     with st.sidebar:
         st.markdown(f"**{t('app.name')}**  \n{t('app.tagline')}")
         st.radio(t("app.language"), options=list(LANG_NAMES), format_func=LANG_NAMES.get,
                  key="lang", horizontal=True, on_change=_on_lang)
         st.toggle(t("app.presenter"), key="present", help=t("app.presenter_help"), on_change=_on_present)
-        info = warmup.device_info()
-        if info is None:
-            label = t("app.device_pending")
-        elif info["type"] == "cuda":
-            label = t("app.device_cuda", name=info["name"])
-        else:
-            label = t("app.device_cpu", threads=info["threads"])
-        st.caption(f"{t('app.device')}: {label}")
+        device_slot = st.empty()  # filled after the page ran: a page may have loaded torch by then
         bert.model_picker()
         st.markdown(f"[{t('app.print_view')}](?lang={state.lang()}&print=1)", help=t("app.print_help"))
         right, answered, predictions = quiz.summary()
@@ -66,11 +71,13 @@ def sidebar() -> None:
             st.download_button(t("app.progress_download"), quiz.progress_json(), file_name="attention-lab-progress.json",
                                mime="application/json", key="progress.download", on_click="ignore",
                                icon=":material/download:")
+    return device_slot
 
 
 def main() -> None:
     state.init()
     page = navigation()
-    sidebar()
+    device_slot = sidebar()
     page.run()
+    device_slot.caption(_device_label())
     warmup.start()

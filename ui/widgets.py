@@ -52,3 +52,87 @@ def render_block(block: Block, lesson_id: str, where: str) -> None:
 
 
 # -- the widgets ------------------------------------------------------------------------------
+# Each widget starts from the author's arguments and lets the student change the text. Widgets
+# show at most SHOW_TOKENS tokens, like the lesson pages.
+SHOW_TOKENS = 64
+
+
+def _text(args: dict, key: str, name: str = "text") -> str | None:
+    """The widget's text box, prefilled by the author; None (with a notice) when empty."""
+    import streamlit as st
+
+    from core.text import clean
+    from ui import lesson
+
+    raw = st.text_input(t("widgets.text"), value=args[name], key=f"{key}.{name}", max_chars=2000)
+    cleaned = clean(raw, max_chars=2000)
+    lesson.notices([c for c in cleaned.notices if c != "truncated"])
+    return cleaned.text or None
+
+
+def _capped(truncated: bool, total: int) -> None:
+    if truncated:
+        from ui import lesson
+
+        lesson.notice("tokens_capped", limit=SHOW_TOKENS, total=total)
+
+
+@register("tokenizer")
+def tokenizer(args: dict, key: str) -> None:
+    from core.bert import tokenize
+    from core.figures.bert import wordpiece_figure
+    from ui import figures
+    from ui.bert import current_bundle
+
+    text = _text(args, key)
+    if text is None:
+        return
+    view = tokenize(current_bundle(show_notice=False), text, max_tokens=SHOW_TOKENS)
+    _capped(view.truncated, view.n_total)
+    fig = wordpiece_figure(view.tokens, view.ids, view.word_index, view.continuation,
+                           title=t("bert_inputs.wp_title"), id_label=t("bert_inputs.row_id"),
+                           piece_label=t("bert_inputs.row_piece"))
+    figures.show(fig, key=f"{key}.fig", data=view.table(), filename="wordpiece")
+
+
+@register("embedding-sum")
+def embedding_sum(args: dict, key: str) -> None:
+    from core.bert import embedding_parts
+    from core.figures.bert import norms_figure
+    from ui import figures
+    from ui.bert import current_bundle
+
+    text = _text(args, key)
+    if text is None:
+        return
+    parts = embedding_parts(current_bundle(show_notice=False), text, max_length=SHOW_TOKENS)
+    _capped(parts.encoded.truncated, parts.encoded.n_total)
+    names = {"token": t("bert_inputs.part_token"), "segment": t("bert_inputs.part_segment"),
+             "position": t("bert_inputs.part_position"), "summed": t("bert_inputs.part_sum"),
+             "normed": t("bert_inputs.part_ln")}
+    fig = norms_figure(parts.tokens, {names[k]: parts.norms[k] for k in names},
+                       title=t("bert_inputs.norms_title"), y_title=t("bert_inputs.norm"))
+    figures.show(fig, key=f"{key}.fig", data=parts.table(), filename="embedding-norms")
+
+
+@register("mask-simulator")
+def mask_simulator(args: dict, key: str) -> None:
+    import streamlit as st
+
+    from core.bert import simulate_masking
+    from core.figures.bert import masking_figure
+    from ui import figures
+    from ui.bert import current_bundle
+
+    text = _text(args, key)
+    if text is None:
+        return
+    seed = st.number_input(t("widgets.seed"), min_value=0, max_value=10_000, value=args["seed"],
+                           key=f"{key}.seed")
+    r = simulate_masking(current_bundle(show_notice=False), text, seed=int(seed), max_length=SHOW_TOKENS)
+    actions = {a: t(f"bert_outputs.action_{a.replace(' ', '_')}")
+               for a in ("special", "not chosen", "mask", "random", "keep")}
+    fig = masking_figure(r.original, r.tokens, r.actions, title=t("bert_outputs.mlm_title"),
+                         action_names=actions, row_names=(t("bert_outputs.row_original"),
+                                                          t("bert_outputs.row_input")))
+    figures.show(fig, key=f"{key}.fig", data=r.table(), filename="mlm-masking")
