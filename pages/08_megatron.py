@@ -1,0 +1,293 @@
+"""Lesson 8: Megatron-BERT and model parallelism (layout and widgets only; core computes)."""
+import pandas as pd
+import streamlit as st
+
+from core.figures import megatron as mfig
+from core.megatron import calculators as calc
+from core.megatron import story
+from ui import figures, lesson
+from ui.i18n import t
+from ui.megatron import demo_result, ln_result, run_demo, train_ln
+
+page = lesson.LessonPage("megatron")
+
+
+def _labels(*keys: str) -> dict:
+    return {k: t(f"megatron.fig_{k}") for k in keys}
+
+
+# ---- tensor parallelism, live -----------------------------------------------------------------
+
+@page.widget("demo")
+def demo():
+    cols = st.columns([2, 1])
+    ranks = cols[0].radio(t("megatron.ranks"), [1, 2, 4], index=1, horizontal=True, key="megatron.ranks")
+    with lesson.advanced():
+        # labels resolved now, in this run's language (format_func may be called outside the run)
+        faults = {f: t(f"megatron.fault_{f}") for f in ("none", "crash", "hang")}
+        fault = st.selectbox(t("megatron.fault"), list(faults), key="megatron.fault", format_func=faults.get)
+        seed = st.number_input(t("megatron.seed"), 0, 10_000, 0, key="megatron.seed")
+    if cols[1].button(t("megatron.run"), type="primary", key="megatron.run", icon=":material/play_arrow:"):
+        run_demo(int(ranks), fault, int(seed))
+    r = demo_result()
+    if r is None:
+        st.info(t("megatron.demo_hint"))
+        return
+    if not r.get("ok"):
+        st.error(t("megatron.demo_failed"), icon=":material/error:")
+        st.code(r.get("error", ""), language=None)
+        if "port" in r:
+            st.caption(t("megatron.demo_cleanup", port=r["port"],
+                         free=t("megatron.yes") if r.get("port_free") else t("megatron.no")))
+        return
+    n = r["world_size"]
+    st.success(t("megatron.demo_ok", n=n, backend=r["backend"], s=r["wall_s"],
+                 worst=max(r["max_abs_diff"].values())), icon=":material/check_circle:")
+    m = st.columns(4)
+    m[0].metric(t("megatron.m_forward"), r["all_reduces"]["forward"])
+    m[1].metric(t("megatron.m_backward"), r["all_reduces"]["backward"])
+    m[2].metric(t("megatron.m_bytes"), f"{r['all_reduce_bytes']:,}")
+    m[3].metric(t("megatron.m_time"), f"{r['wall_s']:.1f} s")
+    st.caption(t("megatron.devices", devices=", ".join(r["devices"])))
+
+    st.subheader(t("megatron.shards_title"), anchor=False)
+    figures.show(mfig.shard_map(r["shards"], labels=_labels("rank", "rows", "cols", "local")),
+                 key="megatron.shards", filename="tensor-parallel-shards",
+                 data=[{"rank": int(rank), **{k: s[k] for k in ("name", "global_shape", "local_shape",
+                                                                "split_dim", "ranges")}}
+                       for rank, ss in r["shards"].items() for s in ss])
+    st.caption(t("megatron.shards_caption"))
+
+    st.subheader(t("megatron.joins_title"), anchor=False)
+    jcols = st.columns(2)
+    for col, site in zip(jcols, ("attention.g", "mlp.g")):
+        with col:
+            figures.show(mfig.joins_figure(r["joins"], site, title=t(f"megatron.join_{site.split('.')[0]}"),
+                                           labels=_labels("rank", "reduced")),
+                         key=f"megatron.join.{site}", filename=f"partials-{site}")
+    st.caption(t("megatron.joins_caption"))
+
+    st.subheader(t("megatron.log_title"), anchor=False)
+    st.dataframe(pd.DataFrame([{t("megatron.col_step"): i + 1, "op": c["op"],
+                                t("megatron.col_operator"): c["operator"],
+                                t("megatron.col_direction"): t(f"megatron.dir_{c['direction']}"),
+                                t("megatron.col_site"): c["site"], t("megatron.col_shape"): str(c["shape"]),
+                                "bytes": c["bytes"],
+                                t("megatron.col_skipped"): t("megatron.yes") if c["skipped"] else ""}
+                               for i, c in enumerate(r["collectives"])]), hide_index=True)
+    if n == 1:
+        st.caption(t("megatron.log_one_rank"))
+
+    st.subheader(t("megatron.check_title"), anchor=False)
+    figures.show(mfig.diff_figure(r["max_abs_diff"], r["tolerance"], labels={"tolerance": t("megatron.fig_tolerance"), "x": t("megatron.fig_diff_x")}),
+                 key="megatron.diffs", filename="parallel-vs-unsharded",
+                 data=[{"tensor": k, "max_abs_diff": v} for k, v in r["max_abs_diff"].items()])
+    e = r["embedding"]
+    st.caption(t("megatron.embedding_check", ranges=", ".join(f"{a}–{b - 1}" for a, b in e["vocab_ranges"]),
+                 tokens=", ".join(map(str, e["tokens_per_rank"])),
+                 diff=max(e["max_abs_diff"].values())))
+
+
+# ---- pipeline ---------------------------------------------------------------------------------
+
+@page.widget("pipeline")
+def pipeline():
+    from core.megatron.schedules import timeline
+
+    c = st.columns(4)
+    kinds = {k: t(f"megatron.sched_{k}") for k in ("gpipe", "1f1b", "interleaved")}
+    kind = c[0].selectbox(t("megatron.schedule"), list(kinds), index=1, key="megatron.schedule",
+                          format_func=kinds.get)
+    p = c[1].slider("p", 1, 8, 4, key="megatron.p", help=t("megatron.p_help"))
+    m = c[2].slider("m", 1, 32, 8, key="megatron.m", help=t("megatron.m_help"))
+    v = c[3].slider("v", 1, 4, 2, key="megatron.v", help=t("megatron.v_help"),
+                    disabled=kind != "interleaved")
+    v = v if kind == "interleaved" else 1
+    if kind == "interleaved" and m % p:
+        m = max(p, (m // p) * p)
+        st.warning(t("megatron.m_rounded", m=m, p=p))
+    tl = timeline(kind, p, m, v)
+    figures.show(mfig.pipeline_figure(tl, title=t("megatron.timeline_title", kind=t(f"megatron.sched_{kind}"),
+                                                   p=p, m=m, v=v),
+                                      labels=_labels("device", "forward", "backward", "microbatch",
+                                                     "chunk", "stage", "time")),
+                 key="megatron.timeline", filename=f"pipeline-{kind}-p{p}-m{m}-v{v}",
+                 data=tl["ops"])
+    k = st.columns(3)
+    k[0].metric(t("megatron.bubble_measured"), f"{tl['measured_bubble_fraction']:.4f}")
+    k[1].metric(t("megatron.bubble_formula", f="(p−1)/m" if v == 1 else "(p−1)/(v·m)"),
+                f"{tl['formula_bubble_fraction']:.4f}")
+    k[2].metric(t("megatron.idle_share"), f"{tl['idle_share_of_iteration']:.1%}")
+    st.caption(t("megatron.pipeline_caption", peak=tl["peak_in_flight"]))
+
+
+# ---- data parallel and ZeRO -------------------------------------------------------------------
+
+@page.widget("zero")
+def zero():
+    c = st.columns(3)
+    billions = c[0].number_input(t("megatron.zero_params"), 0.001, 10_000.0, 7.5, step=0.5,
+                                 key="megatron.zero_params")
+    dp = c[1].select_slider("N_d", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], 64,
+                            key="megatron.zero_dp", help=t("megatron.nd_help"))
+    stage = c[2].radio(t("megatron.zero_stage"), [0, 1, 2, 3], index=3, horizontal=True,
+                       key="megatron.zero_stage")
+    rows = [calc.zero_memory(billions * 1e9, dp, s) for s in range(4)]
+    figures.show(mfig.zero_figure(rows, stage, title=t("megatron.zero_title", b=billions, nd=dp),
+                                  labels={**_labels("parameters_fp16", "gradients_fp16", "optimizer_states"),
+                                          **{f"stage{s}": t(f"megatron.stage{s}") for s in range(4)},
+                                          "y": t("megatron.fig_gb_per_device")}),
+                 key="megatron.zero", filename="zero-memory",
+                 data=[{"stage": r["inputs"]["zero_stage"], "formula": r["formula"],
+                        "gb_per_device": r["gb_per_device"], **r["breakdown_bytes"]} for r in rows])
+    st.latex(rows[stage]["formula"].replace("Psi", r"\Psi ").replace("N_d", "N_d"))
+    st.caption(t("megatron.zero_caption", gb=rows[stage]["gb_per_device"]))
+    shown = min(dp, 8)
+    holdings = [h for h in calc.zero_holdings(dp, stage) if h["device"] < shown]
+    figures.show(mfig.holdings_figure(holdings, title=t("megatron.holdings_title", shown=shown, nd=dp),
+                                      labels={**_labels("device", "parameters_fp16", "gradients_fp16",
+                                                        "optimizer_states"),
+                                              "x": t("megatron.fig_share")}),
+                 key="megatron.holdings", filename="zero-holdings", data=holdings)
+
+
+# ---- calculators ------------------------------------------------------------------------------
+
+@page.widget("calculators")
+def calculators():
+    tabs = st.tabs([t("megatron.tab_params"), t("megatron.tab_flops"), t("megatron.tab_act")])
+    with tabs[0]:
+        st.latex(r"P = 12\,l\,h^2\left(1 + \frac{13}{12h} + \frac{V + s}{12\,l\,h}\right)")
+        st.caption(t("megatron.cite_eq2"))
+        c = st.columns(4)
+        l_ = c[0].number_input("l", 1, 1000, 128, key="megatron.c_l")
+        h_ = c[1].number_input("h", 1, 200_000, 25600, key="megatron.c_h")
+        V_ = c[2].number_input("V", 1, 1_000_000, 51200, key="megatron.c_V")
+        s_ = c[3].number_input("s", 1, 1_000_000, 2048, key="megatron.c_s")
+        r = calc.params(l_, h_, V_, s_)
+        st.metric(t("megatron.params_result"), f"{r['params'] / 1e9:,.2f} B")
+        st.caption(t("megatron.table1_caption"))
+        st.dataframe(pd.DataFrame([{**dict(zip(story.NARAYANAN_TABLE1_COLUMNS, row)),
+                                    "eq2_params_b": round(calc.params(row[3], row[2], story.NARAYANAN_VOCAB,
+                                                                      story.NARAYANAN_SEQ)["params"] / 1e9, 2)}
+                                   for row in story.NARAYANAN_TABLE1]), hide_index=True)
+    with tabs[1]:
+        st.latex(r"F = 96\,B\,s\,l\,h^2\left(1 + \frac{s}{6h} + \frac{V}{16\,l\,h}\right)"
+                 r"\qquad \text{time} \approx \frac{8\,T\,P}{n\,X}")
+        st.caption(t("megatron.cite_eq34"))
+        c = st.columns(4)
+        l_ = c[0].number_input("l", 1, 1000, 96, key="megatron.f_l")
+        h_ = c[1].number_input("h", 1, 200_000, 12288, key="megatron.f_h")
+        V_ = c[2].number_input("V", 1, 1_000_000, 51200, key="megatron.f_V")
+        s_ = c[3].number_input("s", 1, 1_000_000, 2048, key="megatron.f_s")
+        c = st.columns(4)
+        B_ = c[0].number_input("B", 1, 1_000_000, 1536, key="megatron.f_B")
+        T_ = c[1].number_input(t("megatron.tokens_b"), 0.001, 1e6, 300.0, key="megatron.f_T")
+        n_ = c[2].number_input(t("megatron.gpus"), 1, 1_000_000, 1024, key="megatron.f_n")
+        X_ = c[3].number_input(t("megatron.tflops"), 0.1, 10_000.0, 140.0, key="megatron.f_X")
+        r = calc.flops(l_, h_, V_, s_, B_, tokens=T_ * 1e9, gpus=n_, tflops=X_)
+        k = st.columns(3)
+        k[0].metric(t("megatron.flops_result"), f"{r['flops_per_iteration']:.3e}")
+        k[1].metric("P", f"{r['training_time']['inputs']['params'] / 1e9:,.1f} B")
+        k[2].metric(t("megatron.days"), f"{r['training_time']['days']:,.1f}")
+        st.caption(t("megatron.time_caption"))
+    with tabs[2]:
+        st.latex(r"\text{" + t("megatron.act_per_layer") + r"} = s\,b\,h\left(10 + \frac{24}{t} + "
+                 r"\frac{5\,a\,s}{h\,t}\right)")
+        st.caption(t("megatron.cite_korthikanti"))
+        c = st.columns(6)
+        s_ = c[0].number_input("s", 1, 1_000_000, 2048, key="megatron.a_s")
+        b_ = c[1].number_input("b", 1, 10_000, 1, key="megatron.a_b")
+        h_ = c[2].number_input("h", 1, 200_000, 12288, key="megatron.a_h")
+        a_ = c[3].number_input("a", 1, 10_000, 96, key="megatron.a_a")
+        L_ = c[4].number_input("L", 1, 10_000, 96, key="megatron.a_L")
+        t_ = c[5].number_input("t", 1, 1024, 8, key="megatron.a_t")
+        configs = [("none", False), ("none", True), ("selective", False), ("selective", True), ("full", False)]
+        results = [calc.activations(s_, b_, h_, a_, L_, t_, sp, rc) for rc, sp in configs]
+        names = [t(f"megatron.act_{rc}{'_sp' if sp else ''}") for rc, sp in configs]
+        figures.show(mfig.activations_figure(results, names, title=t("megatron.act_title", t_=t_),
+                                             labels={"y": t("megatron.fig_act_gb")}),
+                     key="megatron.activations", filename="activation-memory",
+                     data=[{"setting": n, "formula": r["formula"], "bytes_per_layer": r["bytes_per_layer"],
+                            "gb_total": r["gb_total"]} for n, r in zip(names, results)])
+        st.caption(t("megatron.act_caption"))
+
+
+# ---- the Megatron-BERT story ------------------------------------------------------------------
+
+@page.widget("bert")
+def bert():
+    rows = story.bert_table()
+    st.dataframe(pd.DataFrame([{t("megatron.col_model"): r["model"], t("megatron.col_paper"): r["params_paper"],
+                                "layers": r["layers"], "hidden": r["hidden"], "heads": r["heads"],
+                                t("megatron.col_head_dim"): r["head_dim"], "GPUs": r["gpus"],
+                                t("megatron.col_eq2"): f"{r['params_eq2'] / 1e9:.3f} B",
+                                t("megatron.col_exact"): f"{r['params_exact'] / 1e9:.3f} B",
+                                t("megatron.col_ppl"): r["heldout_ppl"]} for r in rows]),
+                 hide_index=True)
+    st.caption(t("megatron.table4_caption"))
+    table = story.results_table()
+    st.dataframe(pd.DataFrame(table), hide_index=True)
+    st.caption(t("megatron.table5_caption"))
+    columns = ["mnli_m", "qqp", "squad11_f1", "squad20_f1", "race"]
+    tasks = {c: t(f"megatron.task_{c}") for c in columns}
+    col = st.selectbox(t("megatron.task"), columns, index=4, key="megatron.task", format_func=tasks.get)
+    params = {r["model"]: r["params_exact"] for r in rows}
+    figures.show(mfig.bert_results_figure(table, col, params, title=t(f"megatron.task_{col}"),
+                                          labels={"x": t("megatron.fig_params_b")}),
+                 key="megatron.results", filename=f"megatron-bert-{col}",
+                 data=[{"model": r["model"], col: r[col]} for r in table])
+
+
+@page.widget("ln-order")
+def ln_order():
+    figures.show(mfig.layer_order_figure(labels={"attn": t("megatron.fig_attn"), "ln": t("megatron.fig_ln"),
+                                                 "mlp": "MLP", "post": t("megatron.fig_post"),
+                                                 "pre": t("megatron.fig_pre")}),
+                 key="megatron.order", filename="layer-norm-order")
+    with lesson.advanced():
+        c = st.columns(3)
+        layers = c[0].slider(t("megatron.ln_layers"), 2, 24, 12, key="megatron.ln_layers")
+        steps = c[1].slider(t("megatron.ln_steps"), 20, 300, 150, step=10, key="megatron.ln_steps")
+        lr = c[2].select_slider(t("megatron.ln_lr"), [3e-4, 1e-3, 3e-3], 1e-3, key="megatron.ln_lr")
+    if st.button(t("megatron.ln_run"), key="megatron.ln_run", icon=":material/model_training:"):
+        train_ln(int(layers), int(steps), float(lr))
+    r = ln_result()
+    if r is None:
+        st.info(t("megatron.ln_hint"))
+        return
+    cfg = r["config"]
+    figures.show(mfig.ln_curves_figure(r, title=t("megatron.ln_title", layers=cfg["layers"], lr=cfg["lr"]),
+                                       labels={**_labels("post_ln", "pre_ln", "chance"), "x": t("megatron.fig_step"),
+                                               "y": t("megatron.fig_loss")}),
+                 key="megatron.ln_curves", filename="pre-vs-post-ln",
+                 data=[{"step": i + 1, "post_ln": a, "pre_ln": b}
+                       for i, (a, b) in enumerate(zip(r["curves"]["post_ln"], r["curves"]["pre_ln"]))])
+    fin = r["final_loss"]
+    fmt = lambda v: "—" if v is None else f"{v:.3f}"   # noqa: E731
+    st.caption(t("megatron.ln_caption", post=fmt(fin["post_ln"]), pre=fmt(fin["pre_ln"]),
+                 chance=r["chance_loss"], s=r["seconds"]))
+    # the verdict is read off this run, not assumed: a shallow stack may well favour post-LN
+    if fin["post_ln"] is None or (fin["pre_ln"] is not None and fin["pre_ln"] < fin["post_ln"]):
+        st.info(t("megatron.ln_verdict_pre"))
+    else:
+        st.info(t("megatron.ln_verdict_post"))
+
+
+@page.widget("scaling")
+def scaling():
+    rows = story.scaling_table()
+    figures.show(mfig.scaling_figure(rows, title=t("megatron.scaling_title"),
+                                     labels={"model_parallel": t("megatron.model_parallel"),
+                                             "model_data_parallel": t("megatron.model_data_parallel"),
+                                             "x": "GPUs", "y": t("megatron.fig_efficiency")}),
+                 key="megatron.scaling", filename="megatron-weak-scaling", data=rows)
+    c = st.columns(3)
+    c[0].metric(t("megatron.sustained"), f"{story.SUSTAINED_PFLOPS} PFLOP/s")
+    c[1].metric(t("megatron.baseline"), f"{story.BASELINE_TFLOPS:.0f} TFLOP/s")
+    c[2].metric(t("megatron.efficiency_512"), f"{story.SCALING_EFFICIENCY_512:.0%}")
+    st.dataframe(pd.DataFrame(story.SCALING_CONFIGS), hide_index=True)
+    st.caption(t("megatron.scaling_caption"))
+
+
+page.render()

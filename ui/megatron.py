@@ -1,0 +1,66 @@
+"""Lesson 8 helpers: run the torchrun demo from a button, and the layer-norm training comparison.
+
+The demo is started with core.megatron.demo.run_demo, which launches torchrun as a subprocess (the
+workers cannot be spawned from inside Streamlit). One demo runs at a time in this server: the
+machine has few cores and the ranks of two demos would only slow each other down.
+"""
+from __future__ import annotations
+
+import threading
+
+import streamlit as st
+
+from ui.i18n import t
+
+DEMO_KEY = "megatron.demo_result"
+LN_KEY = "megatron.ln_result"
+DEMO_TIMEOUT_S = 90.0
+HANG_TIMEOUT_S = 12.0
+
+
+@st.cache_resource(show_spinner=False)
+def _demo_lock() -> threading.Lock:
+    return threading.Lock()
+
+
+def run_demo(ranks: int, fault: str = "none", seed: int = 0) -> dict:
+    """Run the demo (or report that another one is running) and keep the result for this session."""
+    from core.megatron.demo import run_demo as launch
+
+    lock = _demo_lock()
+    if not lock.acquire(timeout=DEMO_TIMEOUT_S):
+        result = {"ok": False, "busy": True, "error": t("megatron.demo_busy")}
+    else:
+        try:
+            with st.spinner(t("megatron.demo_running", n=ranks)):
+                result = launch(ranks, timeout=HANG_TIMEOUT_S if fault == "hang" else DEMO_TIMEOUT_S,
+                                seed=seed, fault=fault)
+        finally:
+            lock.release()
+    st.session_state[DEMO_KEY] = result
+    return result
+
+
+def demo_result() -> dict | None:
+    return st.session_state.get(DEMO_KEY)
+
+
+def train_ln(layers: int, steps: int, lr: float) -> dict:
+    from core.megatron.ln_order import train_compare
+
+    bar = st.progress(0.0, text=t("megatron.ln_training"))
+    shown = [0.0]
+
+    def progress(fraction: float) -> None:
+        if fraction - shown[0] >= 0.02 or fraction >= 1.0:   # ~50 updates, not one per step
+            shown[0] = fraction
+            bar.progress(min(1.0, fraction), text=t("megatron.ln_training"))
+
+    result = train_compare(layers=layers, steps=steps, lr=lr, progress=progress)
+    bar.empty()
+    st.session_state[LN_KEY] = result
+    return result
+
+
+def ln_result() -> dict | None:
+    return st.session_state.get(LN_KEY)
