@@ -136,3 +136,47 @@ def mask_simulator(args: dict, key: str) -> None:
                          action_names=actions, row_names=(t("bert_outputs.row_original"),
                                                           t("bert_outputs.row_input")))
     figures.show(fig, key=f"{key}.fig", data=r.table(), filename="mlm-masking")
+
+
+def _megatron_labels(*keys: str) -> dict:
+    return {k: t(f"megatron.fig_{k}") for k in keys}
+
+
+@register("parallel-split")
+def parallel_split(args: dict, key: str) -> None:
+    import streamlit as st
+
+    from core.figures import megatron as mfig
+    from core.megatron.layers import shard_layout
+    from ui import figures
+
+    ranks = st.segmented_control(t("widgets.ranks"), ["1", "2", "4"], default=args["ranks"], key=f"{key}.ranks")
+    shards = shard_layout(int(ranks or args["ranks"]))
+    fig = mfig.shard_map(shards, labels=_megatron_labels("rank", "rows", "cols", "local"))
+    figures.show(fig, key=f"{key}.fig", filename="tensor-parallel-shards",
+                 data=[{"rank": int(r), "weight": s["name"], "local_shape": "x".join(map(str, s["local_shape"])),
+                        "ranges": str(s["ranges"])} for r, ss in shards.items() for s in ss])
+
+
+@register("pipeline-schedule")
+def pipeline_schedule(args: dict, key: str) -> None:
+    import streamlit as st
+
+    from core.figures import megatron as mfig
+    from core.megatron.schedules import timeline
+    from ui import figures
+
+    kind, p, m = args["schedule"], args["stages"], args["microbatches"]
+    v = args["chunks"] if kind == "interleaved" else 1
+    if kind == "interleaved" and m % p:  # interleaving needs whole rounds of p micro-batches
+        m = max(p, (m // p) * p)
+        st.warning(t("megatron.m_rounded", m=m, p=p))
+    tl = timeline(kind, p, m, v)
+    fig = mfig.pipeline_figure(tl, title=t("megatron.timeline_title", kind=t(f"megatron.sched_{kind}"), p=p, m=m, v=v),
+                               labels=_megatron_labels("device", "forward", "backward", "microbatch", "chunk",
+                                                       "stage", "time"))
+    figures.show(fig, key=f"{key}.fig", filename=f"pipeline-{kind}-p{p}-m{m}-v{v}", data=tl["ops"])
+    left, right = st.columns(2)
+    left.metric(t("megatron.bubble_measured"), f"{tl['measured_bubble_fraction']:.4f}")
+    right.metric(t("megatron.bubble_formula", f="(p−1)/m" if v == 1 else "(p−1)/(v·m)"),
+                 f"{tl['formula_bubble_fraction']:.4f}")

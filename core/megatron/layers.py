@@ -328,3 +328,15 @@ def build_reference(cfg: LayerConfig, seed: int, device="cpu", dtype=torch.float
     emb = (torch.randn(cfg.vocab, cfg.hidden, generator=gen) * 0.1).to(device, dtype)  # (V, h)
     ids = torch.randint(0, cfg.vocab, (cfg.batch, cfg.seq), generator=gen).to(device)  # (b, s)
     return layer, x, dy, emb, ids
+
+
+def shard_layout(world_size: int, cfg: LayerConfig | None = None) -> dict[str, list[dict]]:
+    """Which slice of each weight every rank holds, {rank: [shard dicts]}, as the demo reports it.
+
+    Computed in one process (slicing needs no communication), for drawing the split without
+    starting workers.
+    """
+    cfg = cfg or LayerConfig()
+    cfg.check(world_size)
+    ref = build_reference(cfg, seed=0)[0]
+    return {str(rank): ParallelTransformerLayer(ref, rank, world_size).shards() for rank in range(world_size)}
