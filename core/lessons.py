@@ -35,6 +35,7 @@ class Problem:
     file: str  # relative to the repo root
     line: int
     reason: str
+    in_block: bool = False  # a widget/quiz block's fault: the app shows it in the block's place
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.reason}"
@@ -302,7 +303,7 @@ def _check_markdown(catalog: Catalog) -> None:
                 for seg in step.segments:
                     if isinstance(seg, Block):
                         for line, reason in validate(seg)[1]:
-                            lesson.problems.append(Problem(rel(path), line, reason))
+                            lesson.problems.append(Problem(rel(path), line, reason, in_block=True))
             for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
                 for m in LINK_RE.finditer(line):
                     target, anchor = m["id"], m["anchor"]

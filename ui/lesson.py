@@ -176,8 +176,9 @@ class LessonPage:
                        t("app.lesson_error_hint"))
             return
         st.title(lesson.title(lang), anchor=False)
-        if lesson.problems:
-            error_card(t("app.lesson_error_title"), [str(p) for p in lesson.problems], t("app.lesson_error_hint"))
+        problems = [p for p in lesson.problems if not p.in_block]  # block faults show in place
+        if problems:
+            error_card(t("app.lesson_error_title"), [str(p) for p in problems], t("app.lesson_error_hint"))
         steps = lesson.steps(lang)
         if not lesson.text(lang).strip():
             st.info(t("app.lesson_missing_text"))
