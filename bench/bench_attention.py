@@ -1,0 +1,135 @@
+"""Lessons 4-5 at 64 tokens: page rerun after a text change vs the model's own forward pass, and the
+bytes each view sends to the browser. Prints figures; asserts nothing (DESIGN.md, Testing).
+
+    python bench/bench_attention.py [--runs 15] [--json out.json]
+
+Page rerun = AppTest: the page script runs in-process exactly as under `streamlit run` (every core
+call, figure, data export and the serialisation of every element), minus the websocket. Forward =
+the encoder's own forward pass on the same 64 tokens with output_attentions, as timed inside that
+very rerun by core.attention.encode (Encoding.forward_seconds): same process, thread and moment.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+WORDS = ("the cat sat on a mat while the dog ran in the park and a bird sang near the old tree "
+         "because the day was warm and bright so every child went out to play with a red ball").split()
+ENDINGS = ("today", "again", "there", "slowly", "happily", "together", "outside", "early", "later",
+           "quickly", "quietly", "alone", "home", "yesterday", "tonight", "now", "soon", "still", "twice",
+           "once", "first", "last", "far", "near", "inside")
+
+
+def sentence(n_words: int, ending: str) -> str:
+    return " ".join((WORDS * 4)[: n_words - 1] + [ending])
+
+
+def p95(xs):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--json", type=str, default=None)
+    args = ap.parse_args()
+
+    import torch
+
+    torch.set_num_threads(2)
+    from streamlit.testing.v1 import AppTest  # noqa: F401  (imported before timing)
+
+    from core import attention as A
+    from core import bertviz_views as BV
+    from core.bert import load
+    from tests.apptest import lesson_app
+
+    bundle = load()
+    tok = bundle.tokenizer
+    n_words = 62  # 62 single-piece words + [CLS] + [SEP] = 64 tokens
+    texts = [sentence(n_words, e) for e in ENDINGS]
+    assert all(len(tok(s)["input_ids"]) == 64 for s in texts), [len(tok(s)["input_ids"]) for s in texts[:3]]
+
+    def forward(text):
+        ids = tok(text, return_tensors="pt")
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            bundle.encoder(**ids, output_attentions=True)
+        return time.perf_counter() - t0
+
+    results = {"machine": "2 CPU cores (torch threads = 2); timings under contention unless re-run quietly",
+               "tokens": 64, "model": bundle.name}
+    for lesson_id, key in (("self-attention", "self-attention.text"), ("multi-head", "multi-head.text")):
+        at = lesson_app(lesson_id, "en", timeout=300)
+        at.run()  # warm: model load, first figures
+        assert not at.exception, [e.value for e in at.exception]
+        reruns, forwards, inner = [], [], []
+        for r in range(args.runs):
+            text = texts[(r + (7 if lesson_id == "multi-head" else 0)) % len(texts)] + f" {r}"
+            A.clear_cache()
+            t0 = time.perf_counter()
+            at.text_area(key=key).set_value(text).run()
+            reruns.append(time.perf_counter() - t0)
+            assert not at.exception, [e.value for e in at.exception]
+            # the forward pass the page itself ran during this rerun (core.attention.encode times it)
+            inner.append(min(e.forward_seconds for e in A._CACHE.values()))
+            forwards.append(forward(text))
+        charts = at.get("plotly_chart")
+        chart_bytes = [len(c.proto.spec.encode()) + len(c.proto.config.encode()) for c in charts]
+        frames = at.get("iframe")
+        res = {
+            "forward_median_ms": 1000 * statistics.median(forwards), "forward_p95_ms": 1000 * p95(forwards),
+            "rerun_median_ms": 1000 * statistics.median(reruns), "rerun_p95_ms": 1000 * p95(reruns),
+            "ratio_p95_rerun_to_p95_forward": p95(reruns) / p95(forwards),
+            "ratio_p95_rerun_to_median_forward": p95(reruns) / statistics.median(forwards),
+            "forward_min_ms": 1000 * min(forwards), "rerun_min_ms": 1000 * min(reruns),
+            "forward_in_rerun_median_ms": 1000 * statistics.median(inner),
+            "forward_in_rerun_p95_ms": 1000 * p95(inner),
+            "ratio_p95_rerun_to_p95_forward_in_rerun": p95(reruns) / p95(inner),
+            "ratio_min_rerun_to_min_forward": min(reruns) / min(forwards),
+            "plotly_bytes_per_view": chart_bytes, "plotly_bytes_max": max(chart_bytes),
+        }
+        if frames:
+            res["bertviz_frame_bytes"] = len(frames[0].proto.srcdoc.encode())
+        results[lesson_id] = res
+
+    # each bertviz view on its own, 64 tokens, and stock bertviz's JSON for comparison
+    text = texts[0]
+    sizes = {}
+    for kind in BV.KINDS:
+        t0 = time.perf_counter()
+        v = BV.build(bundle, text, kind)
+        sizes[kind] = {"bytes": v.n_bytes, "tokens": v.n_tokens, "build_ms": 1000 * (time.perf_counter() - t0)}
+    enc = A.encode(bundle, text, max_tokens=64)
+    stock = len(json.dumps(enc.attentions.astype("float64").tolist()))
+    results["bertviz"] = sizes
+    results["stock_bertviz_attention_json_bytes"] = stock
+
+    for lesson_id in ("self-attention", "multi-head"):
+        r = results[lesson_id]
+        print(f"{lesson_id:15s} page rerun median {r['rerun_median_ms']:.0f} ms, p95 {r['rerun_p95_ms']:.0f} ms; "
+              f"the model's forward pass inside those reruns: median {r['forward_in_rerun_median_ms']:.1f} ms, "
+              f"p95 {r['forward_in_rerun_p95_ms']:.1f} ms -> p95 ratio {r['ratio_p95_rerun_to_p95_forward_in_rerun']:.1f}x "
+              f"(budget 3x); largest Plotly view {r['plotly_bytes_max'] / 1e6:.2f} MB (budget 1 MB)")
+        print(f"{'':15s} (a forward timed separately in the main thread: median {r['forward_median_ms']:.1f} ms, "
+              f"p95 {r['forward_p95_ms']:.1f} ms; on a contended 2-core machine it is far noisier than the "
+              f"one inside the rerun, so it is not used for the ratio)")
+    for kind, s in sizes.items():
+        print(f"bertviz {kind:6s} view: {s['bytes'] / 1e6:.2f} MB at {s['tokens']} tokens (budget 2 MB), "
+              f"built in {s['build_ms']:.0f} ms")
+    print(f"stock bertviz would send {stock / 1e6:.1f} MB of attention JSON alone for the same input")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

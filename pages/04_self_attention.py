@@ -1,0 +1,124 @@
+"""Lesson 4: self-attention, one head of a real BERT as a glass box (layout only; core computes)."""
+import math
+
+import streamlit as st
+
+from ui import attention as ua
+from ui import figures, lesson
+from ui.bert import current_bundle
+from ui.i18n import t
+
+P = "self-attention"
+page = lesson.LessonPage(P)
+
+
+def _explain():
+    """The head and sentence picked in the first section, recomputed (the forward pass is shared)."""
+    from core.attention import explain_head
+
+    bundle = current_bundle(show_notice=False)
+    text = st.session_state.get(f"{P}.text", "")
+    layer = int(st.session_state.get(f"{P}.layer", 0))
+    head = int(st.session_state.get(f"{P}.head", 0))
+    return explain_head(bundle, text, layer, head)
+
+
+def _query(expl) -> int:
+    return min(int(st.session_state.get(f"{P}.query", 0) or 0), expl.n_tokens - 1)
+
+
+@page.widget("intro")
+def model_in_use():
+    ua.model_caption(current_bundle())
+
+
+@page.widget("qkv")
+def qkv():
+    from core.attention import MAX_TOKENS, explain_head
+    from core.figures.attention import qk_vectors
+
+    bundle = current_bundle(show_notice=False)
+    text = ua.sentence(P)
+    layer, head = ua.layer_head(P, bundle)
+    expl = explain_head(bundle, text, layer, head)
+    if ua.show_notices(expl.notices, n_full=expl.n_tokens_full, cap=MAX_TOKENS):
+        return
+    i = ua.query_picker(P, expl.tokens)
+    st.caption(t("self_attention.vectors_caption", d_k=expl.d_k))
+    fig = qk_vectors(expl, i, labels=ua.glass_labels())
+    rows = [{"vector": "q", "position": i, "token": expl.tokens[i],
+             **{f"d{d}": float(expl.q[i, d]) for d in range(expl.d_k)}}]
+    rows += [{"vector": "k", "position": j, "token": tok, **{f"d{d}": float(expl.k[j, d]) for d in range(expl.d_k)}}
+             for j, tok in enumerate(expl.tokens)]
+    figures.show(fig, key=f"{P}.vectors", data=rows, filename=f"q-k-layer{layer}-head{head}")
+
+
+@page.widget("scaled-dot-product")
+def scaled_dot_product():
+    from core.attention import scaling_study
+    from core.figures.attention import scaling_figure, score_steps
+
+    expl = _explain()
+    if "empty" in expl.notices:
+        return
+    i = _query(expl)
+    scaled = st.toggle(t("self_attention.scale_toggle"), value=True, key=f"{P}.scaled",
+                       help=t("self_attention.scale_toggle_help"))
+    if not scaled:
+        st.warning(t("self_attention.no_scaling_note"), icon=":material/science:")
+    st.caption(t("self_attention.steps_caption", sqrt=math.sqrt(expl.d_k)))
+    fig = score_steps(expl, i, scaled=scaled, labels=ua.glass_labels())
+    figures.show(fig, key=f"{P}.steps", data=expl.query_table(i), filename=f"scores-query{i}")
+    w_s, w_u = expl.weights[i], expl.weights_unscaled[i]
+    cols = st.columns(3)
+    cols[0].metric(t("self_attention.m_max_weight"), f"{(w_s if scaled else w_u).max():.3f}",
+                   delta=None if not scaled else f"{w_u.max():.3f} {t('self_attention.m_unscaled_delta')}",
+                   delta_color="off", delta_arrow="off")
+    ent = expl.row_entropy(i, scaled=scaled)
+    cols[1].metric(t("self_attention.m_entropy"), f"{ent:.3f}",
+                   delta=None if not scaled else f"{expl.row_entropy(i, scaled=False):.3f} "
+                                                 f"{t('self_attention.m_unscaled_delta')}", delta_color="off", delta_arrow="off")
+    sat = expl.saturation()
+    cols[2].metric(t("self_attention.m_std"), f"{sat['score_std_scaled'] if scaled else sat['score_std_raw']:.3f}")
+    st.subheader(t("self_attention.scaling_title"), anchor=False)
+    study = scaling_study()
+    st.caption(t("self_attention.scaling_caption", trials=study.trials, n=study.n_keys))
+    figures.show(scaling_figure(study, labels=ua.scaling_labels()), key=f"{P}.scaling", data=study.rows(),
+                 filename="scaling-study")
+
+
+@page.widget("weighted-sum")
+def weighted_sum_section():
+    from core.figures.attention import weighted_sum
+
+    expl = _explain()
+    if "empty" in expl.notices:
+        return
+    i = _query(expl)
+    scaled = bool(st.session_state.get(f"{P}.scaled", True))
+    st.caption(t("self_attention.weighted_caption", d_k=expl.d_k))
+    fig = weighted_sum(expl, i, scaled=scaled, labels=ua.glass_labels())
+    out = expl.output[i] if scaled else (expl.weights_unscaled[i] @ expl.v)
+    figures.show(fig, key=f"{P}.weighted", filename=f"weighted-sum-query{i}",
+                 data=[{"dimension": d, "output": float(out[d])} for d in range(expl.d_k)])
+    st.caption(t("self_attention.check_caption", diff=expl.max_abs_diff))
+
+
+@page.widget("heatmap")
+def heatmap_section():
+    from core.figures.attention import head_heatmap
+
+    expl = _explain()
+    if "empty" in expl.notices:
+        return
+    i = _query(expl)
+    scaled = bool(st.session_state.get(f"{P}.scaled", True))
+    fig = head_heatmap(expl, highlight_row=i, scaled=scaled,
+                       title=t("self_attention.heatmap_title", layer=expl.layer, head=expl.head),
+                       x_title=t("self_attention.heatmap_x"), y_title=t("self_attention.heatmap_y"))
+    st.caption(t("self_attention.heatmap_caption"))
+    figures.show(fig, key=f"{P}.heatmap", data=expl.matrix_wide(),
+                 filename=f"attention-layer{expl.layer}-head{expl.head}")
+
+
+page.render()

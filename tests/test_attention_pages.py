@@ -1,0 +1,156 @@
+"""Lessons 4 and 5 under AppTest: widgets, notices for bad input, the bertviz frame, both languages."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.apptest import run_lesson, texts
+
+CLASSIC = "The animal didn't cross the street because it was too tired."
+SA, MH = "self-attention", "multi-head"
+
+
+def _charts(at):
+    return at.get("plotly_chart")
+
+
+def _chart_json(at, i):
+    return json.loads(_charts(at)[i].proto.spec)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_self_attention_glass_box(lang):
+    at = run_lesson(SA, lang)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_area(key=f"{SA}.text").value == CLASSIC
+    # the query starts on "it", the framed row of the heatmap
+    q = at.selectbox(key=f"{SA}.query")
+    assert q.value == 10 and "it" in q.format_func(10)
+    # vectors, score steps, scaling study, weighted sum, heatmap
+    assert len(_charts(at)) == 5
+    heat = _chart_json(at, 4)
+    shapes = heat["layout"].get("shapes", [])
+    assert any(s.get("y0") == 9.5 and s.get("y1") == 10.5 for s in shapes)
+    assert re.search(r"(reported attentions to|相差不超過) \d\.\de-0[6-9]", texts(at))
+    # picking another query token moves the framed row and the glass box
+    at.selectbox(key=f"{SA}.query").set_value(2).run()
+    shapes = _chart_json(at, 4)["layout"]["shapes"]
+    assert any(s.get("y0") == 1.5 and s.get("y1") == 2.5 for s in shapes)
+    assert "animal (2)" in json.dumps(_chart_json(at, 0)["layout"]["yaxis"]["ticktext"][0])
+
+
+def test_scaling_toggle_shows_saturation():
+    at = run_lesson(SA, "en")
+    scaled = float(at.metric[0].value)
+    at.toggle(key=f"{SA}.scaled").set_value(False).run()
+    assert not at.exception
+    unscaled = float(at.metric[0].value)
+    assert unscaled > scaled and unscaled > 0.95  # softmax of raw scores saturates
+    assert any("what-if" in w.value for w in at.warning)
+    steps = _chart_json(at, 1)
+    assert "not scaled" in json.dumps(steps["layout"]["annotations"])
+
+
+def test_presets_and_pickers_change_the_numbers():
+    at = run_lesson(SA, "en")
+    first = _chart_json(at, 4)["data"][0]["z"]
+    at.selectbox(key=f"{SA}.preset").set_value("p2").run()
+    assert at.text_area(key=f"{SA}.text").value.endswith("too wide.")
+    second = _chart_json(at, 4)["data"][0]["z"]
+    assert first != second
+    at.selectbox(key=f"{SA}.head").set_value(2).run()
+    assert not at.exception
+    assert "head 2" in _chart_json(at, 4)["layout"]["title"]["text"]
+
+
+@pytest.mark.parametrize("text, notice", [
+    ("", "empty"),
+    ("word " * 2000, "first 2000 characters"),
+    ("token " * 300, "first 128 tokens"),
+    ("a\u200bb\u202e", "Invisible characters"),
+])
+def test_bad_input_gives_a_notice(text, notice):
+    at = run_lesson(SA, "en")
+    at.text_area(key=f"{SA}.text").set_value(text).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error
+    assert notice in "\n".join(x.value for x in list(at.info) + list(at.warning))
+
+
+@pytest.mark.parametrize("text", ["😀🎉 emoji 🤖", "這隻動物沒有過馬路，因為牠太累了。", "שלום עולם مرحبا بالعالم",
+                                  "<script>alert(1)</script>", "<img src=x onerror=alert(1)>"])
+def test_odd_text_renders(text):
+    at = run_lesson(SA, "en")
+    at.text_area(key=f"{SA}.text").set_value(text).run()
+    assert not at.exception and not at.error
+    assert len(_charts(at)) == 5
+    # user text reaches Markdown nowhere
+    assert all("<script>" not in m.value and "onerror" not in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_multi_head_page(lang):
+    at = run_lesson(MH, lang)
+    assert not at.exception, [e.value for e in at.exception]
+    # grid, enlarged head, tags, rollout, shapes, concat
+    assert len(_charts(at)) == 6
+    grid = _chart_json(at, 0)
+    assert len(grid["data"]) == 72
+    frame = at.get("iframe")[0].proto.srcdoc
+    assert "attnlab-payload" in frame and "cdnjs" not in frame
+    assert "[SEP] sink" in texts(at) or "[SEP] 匯集" in texts(at)
+
+
+def test_multi_head_pair_and_views():
+    at = run_lesson(MH, "en")
+    at.toggle(key=f"{MH}.pair").set_value(True).run()
+    assert not at.exception
+    frame = at.get("iframe")[0].proto.srcdoc
+    assert '<select id="filter">' in frame and "Sentence A → Sentence B" in frame
+    assert '"b_start":' in frame and '"b_start":null' not in frame
+    for kind, marker in (("model", "include_heads"), ("neuron", "bertviz_params")):
+        at.get("button_group")[0].set_value(kind).run()
+        assert not at.exception
+        frame = at.get("iframe")[0].proto.srcdoc
+        assert marker in frame and len(frame.encode()) <= 2_000_000
+    # the enlarged head follows the pickers
+    at.selectbox(key=f"{MH}.layer").set_value(0).run()
+    at.selectbox(key=f"{MH}.head").set_value(2).run()
+    assert "Layer 0, head 2" in _chart_json(at, 1)["layout"]["title"]["text"]
+
+
+def test_multi_head_caps_bertviz_at_64_tokens():
+    at = run_lesson(MH, "en")
+    at.text_area(key=f"{MH}.text").set_value("word " * 100).run()
+    assert not at.exception
+    warnings = "\n".join(w.value for w in at.warning)
+    assert "first 64 tokens" in warnings
+    frame = at.get("iframe")[0].proto.srcdoc
+    m = re.search(r'"T":(\d+)', frame)
+    assert m and int(m.group(1)) == 64
+
+
+@pytest.mark.parametrize("text, notice", [("", "empty"), ("word " * 2000, "first 2000 characters"),
+                                          ("<img src=x onerror=alert(1)> 😀 שלום 自注意力", None)])
+def test_multi_head_bad_input(text, notice):
+    at = run_lesson(MH, "en")
+    at.text_area(key=f"{MH}.text").set_value(text).run()
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    shown = "\n".join(x.value for x in list(at.info) + list(at.warning))
+    if notice == "empty":
+        assert "empty" in shown and not at.get("iframe") and not _charts(at)
+    elif notice:
+        assert notice in shown and len(_charts(at)) == 6
+        assert "first 64 tokens" in shown and "first 128 tokens" in shown
+    else:
+        assert len(_charts(at)) == 6 and at.get("iframe")
+        assert all("onerror" not in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("lesson_id, step", [(SA, 2), (SA, 4), (MH, 3)])
+def test_presenter_mode_deep_link(lesson_id, step):
+    at = run_lesson(lesson_id, "zh-TW", present=True, step=step)
+    assert not at.exception and not at.error
+    assert len(at.header) == step

@@ -1,0 +1,137 @@
+"""Widgets shared by lessons 4 and 5: the sentence box with presets, layer/head/token pickers,
+notices, and the translated labels the figure builders take. No tensor math here.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import lesson
+from ui.i18n import t
+
+PRESETS = ("p1", "p2", "p3", "p4", "p5")
+CUSTOM = "custom"
+# Layer 3, head 1 of the embedded MiniLM sends "it" mostly to "animal" in the classic sentence
+# (0.68 with "tired"); a good first picture. Other models get it clamped into range.
+DEFAULT_LAYER, DEFAULT_HEAD = 3, 1
+DEFAULT_QUERY = "it"
+
+
+def deferred_downloads(key: str, make_frame, filename: str) -> None:
+    """CSV/JSON buttons whose data is built only when clicked: for exports too big to rebuild on
+    every rerun (every weight of every head). ``make_frame`` returns a DataFrame."""
+    import json
+
+    def csv() -> str:
+        return make_frame().to_csv(index=False)
+
+    def js() -> str:
+        return json.dumps(make_frame().to_dict(orient="records"), ensure_ascii=False, default=float)
+
+    left, right, _ = st.columns([1, 1, 3])
+    left.download_button(t("app.download_csv"), csv, file_name=f"{filename}.csv", mime="text/csv",
+                         key=f"{key}.csv", icon=":material/download:", on_click="ignore")
+    right.download_button(t("app.download_json"), js, file_name=f"{filename}.json", mime="application/json",
+                          key=f"{key}.json", icon=":material/download:", on_click="ignore")
+
+
+def preset_text(key: str) -> str:
+    return t(f"self_attention.presets.{key}")
+
+
+def _apply_preset(prefix: str) -> None:
+    choice = st.session_state.get(f"{prefix}.preset")
+    if choice and choice != CUSTOM:
+        st.session_state[f"{prefix}.text"] = preset_text(choice)
+
+
+def sentence(prefix: str, *, label: str | None = None) -> str:
+    """A preset picker and a text box; returns the raw text (core cleans and caps it)."""
+    text_key = f"{prefix}.text"
+    if text_key not in st.session_state:
+        st.session_state[text_key] = preset_text(PRESETS[0])
+    # labels are formatted now, in this run's language: a format_func may be called later, outside it
+    names = {k: preset_text(k) for k in PRESETS} | {CUSTOM: t("self_attention.preset_custom")}
+    st.selectbox(t("self_attention.preset_label"), list(PRESETS) + [CUSTOM], key=f"{prefix}.preset",
+                 format_func=names.__getitem__, on_change=_apply_preset, args=(prefix,))
+    return st.text_area(label or t("self_attention.input_label"), key=text_key, height=80)
+
+
+def sentence_b(prefix: str) -> str | None:
+    """The optional sentence B (lesson 5): None unless the pair toggle is on."""
+    if not st.toggle(t("multi_head.pair_toggle"), key=f"{prefix}.pair"):
+        return None
+    key = f"{prefix}.text_b"
+    if key not in st.session_state:
+        st.session_state[key] = t("multi_head.text_b_default")
+    return st.text_area(t("multi_head.text_b_label"), key=key, height=68)
+
+
+def layer_head(prefix: str, bundle) -> tuple[int, int]:
+    """Layer and head pickers side by side."""
+    left, right = st.columns(2)
+    lk, hk = f"{prefix}.layer", f"{prefix}.head"
+    if lk not in st.session_state or st.session_state[lk] >= bundle.num_layers:
+        st.session_state[lk] = min(DEFAULT_LAYER, bundle.num_layers - 1)
+    if hk not in st.session_state or st.session_state[hk] >= bundle.num_heads:
+        st.session_state[hk] = min(DEFAULT_HEAD, bundle.num_heads - 1)
+    layer = left.selectbox(t("self_attention.layer"), list(range(bundle.num_layers)), key=lk)
+    head = right.selectbox(t("self_attention.head"), list(range(bundle.num_heads)), key=hk)
+    return int(layer), int(head)
+
+
+def query_picker(prefix: str, tokens: list[str]) -> int:
+    """The query token i; starts on "it" when the sentence has one. Tokens are shown as plain text."""
+    key = f"{prefix}.query"
+    n = len(tokens)
+    if key not in st.session_state or not isinstance(st.session_state[key], int) or st.session_state[key] >= n:
+        st.session_state[key] = tokens.index(DEFAULT_QUERY) if DEFAULT_QUERY in tokens else min(1, n - 1)
+    names = [t("self_attention.token_option", i=j, token=tok) for j, tok in enumerate(tokens)]
+    i = st.selectbox(t("self_attention.query_token"), list(range(n)), key=key, format_func=names.__getitem__)
+    return int(i)
+
+
+def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, max_chars: int = 2000) -> bool:
+    """Translated notices for cleaned or capped input. Returns True when the text is empty."""
+    for code in codes:
+        if code == "tokens_capped":
+            lesson.notice(code, limit=cap, total=n_full)
+        elif code in ("bertviz_bytes_capped", "bertviz_over_budget"):
+            st.warning(t(f"multi_head.{code}"), icon=":material/info:")
+        else:
+            lesson.notice(code, limit=max_chars)
+    return "empty" in codes
+
+
+def model_caption(bundle) -> None:
+    st.caption(t("self_attention.model_caption", name=bundle.name, layers=bundle.num_layers,
+                 heads=bundle.num_heads, hidden=bundle.hidden_size,
+                 d_k=bundle.hidden_size // bundle.num_heads))
+
+
+def glass_labels() -> dict[str, str]:
+    keys = ("q", "k", "v", "dot", "scaled", "unscaled", "softmax", "output", "dim", "key")
+    return {k: t(f"self_attention.lbl_{k}") for k in keys}
+
+
+def scaling_labels() -> dict[str, str]:
+    return {"x": "d_k", "y": t("self_attention.scaling_y"), "with": t("self_attention.scaling_with"),
+            "without": t("self_attention.scaling_without"), "std": t("self_attention.scaling_std")}
+
+
+def grid_labels() -> dict[str, str]:
+    return {k: t(f"multi_head.grid_{k}") for k in ("layer", "head", "query", "key")}
+
+
+def tag_names() -> dict[str, str]:
+    from core.attention import FALLBACK_TAG, TAG_RULES
+
+    return {tag: t(f"multi_head.tags.{tag}") for tag in [r.tag for r in TAG_RULES] + [FALLBACK_TAG]}
+
+
+def bertviz_labels() -> dict[str, str]:
+    return {k: t(f"multi_head.bv.{k}") for k in ("layer", "head", "attention", "all", "aa", "bb", "ab", "ba")}
+
+
+def projection_labels() -> dict[str, str]:
+    return {"concat": t("multi_head.lbl_concat"), "proj": t("multi_head.lbl_proj"),
+            "token": t("multi_head.lbl_token"), "dim": t("multi_head.lbl_dim"), "head": t("multi_head.head")}
