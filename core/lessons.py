@@ -481,6 +481,30 @@ def describe_widgets() -> str:
     return "\n".join(out)
 
 
+_CACHE: dict[tuple, Catalog] = {}
+
+
+def _signature(lessons_dir: Path) -> tuple:
+    """Every file the catalog depends on, with its modification time (cheap: a few dozen stats)."""
+    paths = [lessons_dir, *lessons_dir.glob("*"), *lessons_dir.glob("*/*"), ROOT / "pages",
+             *(ROOT / "pages").glob("*.py"), *LOCALES_DIR.glob("*/nav.toml")]
+    return tuple((str(p), p.stat().st_mtime_ns) for p in sorted(paths) if p.exists())
+
+
+def cached_catalog(lessons_dir: Path | None = None) -> Catalog:
+    """load_catalog, reread only when a lesson file, page script or section title changed.
+
+    Treat the result as read-only: it is shared by every session of the server.
+    """
+    if lessons_dir is None:
+        lessons_dir = Path(os.environ.get("ATTENTION_LAB_LESSONS", ROOT / "lessons"))
+    key = (str(lessons_dir), _signature(lessons_dir))
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = load_catalog(lessons_dir)
+    return _CACHE[key]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.lessons", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)

@@ -15,7 +15,7 @@ def _generic(lesson_id: str) -> None:  # runs as its own script inside AppTest
 
 
 def lesson_app(lesson_id: str, lang: str = "en", present: bool = False, step: int | None = None,
-               timeout: float = TIMEOUT) -> AppTest:
+               timeout: float = TIMEOUT, print_view: bool = False) -> AppTest:
     """An AppTest for one lesson, not yet run. Query parameters set language, mode and step."""
     lesson = load_catalog().get(lesson_id)
     assert lesson is not None, f"no lesson {lesson_id!r}"
@@ -28,6 +28,8 @@ def lesson_app(lesson_id: str, lang: str = "en", present: bool = False, step: in
         at.query_params["present"] = "1"
     if step is not None:
         at.query_params["step"] = str(step)
+    if print_view:
+        at.query_params["print"] = "1"
     return at
 
 
@@ -48,3 +50,17 @@ def texts(at: AppTest) -> str:
                 value = getattr(el, "label", "")
             parts.append(str(value))
     return "\n".join(parts)
+
+
+def plotly_values(value):
+    """An array from a figure's JSON: a plain list, or the base64 'bdata' form numpy arrays take."""
+    if isinstance(value, dict) and "bdata" in value:
+        import base64
+
+        import numpy as np
+
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        if value.get("shape"):
+            arr = arr.reshape([int(x) for x in str(value["shape"]).split(",")])
+        return arr.tolist()
+    return value

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.apptest import run_lesson, texts
+from tests.apptest import plotly_values, run_lesson, texts
 
 CLASSIC = "The animal didn't cross the street because it was too tired."
 SA, MH = "self-attention", "multi-head"
@@ -55,10 +55,10 @@ def test_scaling_toggle_shows_saturation():
 
 def test_presets_and_pickers_change_the_numbers():
     at = run_lesson(SA, "en")
-    first = _chart_json(at, 4)["data"][0]["z"]
+    first = plotly_values(_chart_json(at, 4)["data"][0]["z"])
     at.selectbox(key=f"{SA}.preset").set_value("p2").run()
     assert at.text_area(key=f"{SA}.text").value.endswith("too wide.")
-    second = _chart_json(at, 4)["data"][0]["z"]
+    second = plotly_values(_chart_json(at, 4)["data"][0]["z"])
     assert first != second
     at.selectbox(key=f"{SA}.head").set_value(2).run()
     assert not at.exception

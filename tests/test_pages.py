@@ -101,3 +101,11 @@ def test_failing_widget_becomes_an_error_card():
     assert "This part of the lesson failed" in at.error[0].value
     assert any("RuntimeError: widget exploded" in c.value for c in at.code)
     assert "Family four: generation" in [h.value for h in at.header]  # the rest rendered
+
+
+def test_printable_view_shows_every_step_even_in_presenter_mode():
+    lesson = CATALOG.get("nlp-tasks")
+    at = run_lesson("nlp-tasks", "en", present=True, step=0, print_view=True)
+    assert not at.exception
+    assert [h.value for h in at.header] == [s.title for s in lesson.steps("en")[1:]]
+    assert not [b for b in at.button if b.key and b.key.startswith("nlp-tasks.next")]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.lessons import LANGS, load_catalog
-from tests.apptest import run_lesson, texts
+from tests.apptest import plotly_values, run_lesson, texts
 
 CATALOG = load_catalog()
 
@@ -52,7 +52,7 @@ def test_bahdanau_page_renders_with_its_figures(lang):
     specs = charts(at)
     assert len(specs) >= 4  # annotations, step, context, alignment
     alignment = specs[-1]["data"][0]
-    rows = alignment["z"]
+    rows = plotly_values(alignment["z"])
     assert len(rows[0]) == len("2 December 2026")
     assert all(abs(sum(r) - 1) < 1e-3 for r in rows)
 

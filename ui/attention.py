@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import lesson
+from ui import figures
 from ui.i18n import t
 
 PRESETS = ("p1", "p2", "p3", "p4", "p5")
@@ -17,21 +18,8 @@ DEFAULT_QUERY = "it"
 
 
 def deferred_downloads(key: str, make_frame, filename: str) -> None:
-    """CSV/JSON buttons whose data is built only when clicked: for exports too big to rebuild on
-    every rerun (every weight of every head). ``make_frame`` returns a DataFrame."""
-    import json
-
-    def csv() -> str:
-        return make_frame().to_csv(index=False)
-
-    def js() -> str:
-        return json.dumps(make_frame().to_dict(orient="records"), ensure_ascii=False, default=float)
-
-    left, right, _ = st.columns([1, 1, 3])
-    left.download_button(t("app.download_csv"), csv, file_name=f"{filename}.csv", mime="text/csv",
-                         key=f"{key}.csv", icon=":material/download:", on_click="ignore")
-    right.download_button(t("app.download_json"), js, file_name=f"{filename}.json", mime="application/json",
-                          key=f"{key}.json", icon=":material/download:", on_click="ignore")
+    """CSV/JSON buttons whose data is built only when clicked (every weight of every head)."""
+    figures.download_buttons(key, make_frame, filename)
 
 
 def preset_text(key: str) -> str:

@@ -6,6 +6,7 @@ import re
 
 import streamlit as st
 
+from ui import state
 from ui.i18n import t
 
 PLOTLY_CONFIG = {
@@ -33,22 +34,37 @@ def _to_csv(data) -> str:
     return frame.to_csv(index=False)
 
 
+def download_buttons(key: str, data, filename: str) -> None:
+    """CSV and JSON buttons for ``data`` (records, a DataFrame, or a function returning either).
+
+    The files are built only when a button is clicked, so a big export costs nothing per rerun.
+    """
+    name = _safe_filename(filename)
+
+    def get():
+        return data() if callable(data) else data
+
+    left, right, _ = st.columns([1, 1, 3])
+    left.download_button(t("app.download_csv"), lambda: _to_csv(get()), file_name=f"{name}.csv",
+                         mime="text/csv", key=f"{key}.csv", icon=":material/download:", on_click="ignore")
+    right.download_button(t("app.download_json"),
+                          lambda: json.dumps(_to_records(get()), ensure_ascii=False, indent=1, default=float),
+                          file_name=f"{name}.json", mime="application/json", key=f"{key}.json",
+                          icon=":material/download:", on_click="ignore")
+
+
 def show(fig, *, key: str, data=None, filename: str | None = None, **chart_kwargs):
     """Draw ``fig`` with a PNG button in its toolbar and CSV/JSON downloads of ``data``.
 
-    Extra keyword arguments go to ``st.plotly_chart`` (for example ``on_select="rerun"``); its
-    return value is returned.
+    ``data`` may be a function: it is called only when a download is clicked. Extra keyword
+    arguments go to ``st.plotly_chart`` (for example ``on_select="rerun"``); its return value is
+    returned. In the printable view the figure is static and there are no buttons.
     """
     name = _safe_filename(filename or key)
     config = dict(PLOTLY_CONFIG, toImageButtonOptions={"format": "png", "filename": name, "scale": 2})
+    if state.printing():
+        config["staticPlot"] = True
     event = st.plotly_chart(fig, key=key, config=config, **chart_kwargs)
-    if data is not None:
-        left, right, _ = st.columns([1, 1, 3])
-        left.download_button(t("app.download_csv"), _to_csv(data), file_name=f"{name}.csv",
-                             mime="text/csv", key=f"{key}.csv", icon=":material/download:",
-                             on_click="ignore")
-        right.download_button(t("app.download_json"),
-                              json.dumps(_to_records(data), ensure_ascii=False, indent=1, default=float),
-                              file_name=f"{name}.json", mime="application/json", key=f"{key}.json",
-                              icon=":material/download:", on_click="ignore")
+    if data is not None and not state.printing():
+        download_buttons(key, data, name)
     return event

@@ -12,7 +12,7 @@ from typing import Callable
 
 import streamlit as st
 
-from core.lessons import Catalog, Lesson, load_catalog, rel
+from core.lessons import Catalog, Lesson, cached_catalog, rel
 from ui import state
 from ui.i18n import t
 
@@ -44,8 +44,8 @@ PRINT_CSS = """
 
 
 def catalog() -> Catalog:
-    """Read fresh on every run: an instructor's edit shows on the next reload. It is ~20 small files."""
-    return load_catalog()
+    """The lesson catalog; an instructor's edit shows on the next reload (files are re-stat'ed)."""
+    return cached_catalog()
 
 
 def lesson_url(lesson_id: str, anchor: str | None = None, step: int | None = None) -> str:

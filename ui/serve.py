@@ -1,5 +1,6 @@
 """Start the app: ``python -m ui.serve [streamlit options]`` (what ``make run`` does).
 
+
 Streamlit treats a folder named pages/ beside app.py as an old-style multipage app until
 st.navigation runs once in the process; until then a deep link such as /bahdanau?step=3 opened
 first after a start is answered "page not found". Our pages/ holds scripts that st.navigation
@@ -7,6 +8,7 @@ lists itself, so we say so before the server starts.
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -18,6 +20,10 @@ APP = Path(__file__).resolve().parent.parent / "app.py"
 
 def main(argv: list[str]) -> int:
     PagesManager.uses_pages_directory = False
+    # One intra-op thread per computation: the server runs one script thread per browser session,
+    # and on a small CPU two torch threads per session fight each other (measured: a 12 ms decode
+    # took ~400 ms under load). Set OMP_NUM_THREADS yourself to override; it must precede torch.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     sys.argv = ["streamlit", "run", str(APP), *argv]
     return cli.main()
 

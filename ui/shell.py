@@ -56,7 +56,7 @@ def _device_label() -> str:
 
 
 def sidebar():
-    """Draw the sidebar; returns the slot where the device line goes once the page has run."""
+    """Draw the sidebar; returns the slots for the device line and the progress, filled after the page ran."""
     with st.sidebar:
         st.markdown(f"**{t('app.name')}**  \n{t('app.tagline')}")
         st.radio(t("app.language"), options=list(LANG_NAMES), format_func=LANG_NAMES.get,
@@ -65,19 +65,26 @@ def sidebar():
         device_slot = st.empty()  # filled after the page ran: a page may have loaded torch by then
         bert.model_picker()
         st.markdown(f"[{t('app.print_view')}](?lang={state.lang()}&print=1)", help=t("app.print_help"))
-        right, answered, predictions = quiz.summary()
-        if answered or predictions:
-            st.caption(f"{t('app.progress')}: {t('app.progress_summary', right=right, answered=answered, predictions=predictions)}")
-            st.download_button(t("app.progress_download"), quiz.progress_json(), file_name="attention-lab-progress.json",
-                               mime="application/json", key="progress.download", on_click="ignore",
-                               icon=":material/download:")
-    return device_slot
+        progress_slot = st.container()  # filled after the page ran: it may have just recorded an answer
+    return device_slot, progress_slot
+
+
+def _progress() -> None:
+    right, answered, predictions = quiz.summary()
+    if answered or predictions:
+        st.caption(f"{t('app.progress')}: "
+                   f"{t('app.progress_summary', right=right, answered=answered, predictions=predictions)}")
+        st.download_button(t("app.progress_download"), quiz.progress_json(), file_name="attention-lab-progress.json",
+                           mime="application/json", key="progress.download", on_click="ignore",
+                           icon=":material/download:")
 
 
 def main() -> None:
     state.init()
     page = navigation()
-    device_slot = sidebar()
+    device_slot, progress_slot = sidebar()
     page.run()
     device_slot.caption(_device_label())
+    with progress_slot:
+        _progress()
     warmup.start()

@@ -180,3 +180,73 @@ def pipeline_schedule(args: dict, key: str) -> None:
     left.metric(t("megatron.bubble_measured"), f"{tl['measured_bubble_fraction']:.4f}")
     right.metric(t("megatron.bubble_formula", f="(p−1)/m" if v == 1 else "(p−1)/(v·m)"),
                  f"{tl['formula_bubble_fraction']:.4f}")
+
+
+@register("bahdanau-alignment")
+def bahdanau_alignment(args: dict, key: str) -> None:
+    from core.figures import seq2seq as figs
+    from core.seq2seq.explain import alignment_of
+    from ui import figures
+    from ui.seq2seq import checked_input, get_model, get_task
+
+    text = checked_input("date", t("widgets.date"), f"{key}.text", args["text"])
+    if text is None:
+        return
+    outputs, weights = alignment_of(get_model("date-bahdanau"), get_task("date"), text)
+    fig = figs.alignment(weights, list(text), outputs, title=t("bahdanau.align_title"), x_title=t("bahdanau.align_x"),
+                          y_title=t("bahdanau.align_y"))
+    figures.show(fig, key=f"{key}.fig", filename="alignment",
+                 data=[{"output": o, **{f"{j}:{c}": w for j, (c, w) in enumerate(zip(text, row))}}
+                       for o, row in zip(outputs, weights)])
+
+
+def _bert_sentence(args: dict, key: str):
+    """The bundle and the explained text, or None when there is nothing to show."""
+    from ui.bert import current_bundle
+
+    text = _text(args, key)
+    return (current_bundle(show_notice=False), text) if text else (None, None)
+
+
+@register("attention-heatmap")
+def attention_heatmap(args: dict, key: str) -> None:
+    import streamlit as st
+
+    from core.attention import MAX_TOKENS, explain_head
+    from core.figures.attention import head_heatmap
+    from ui import figures
+
+    bundle, text = _bert_sentence(args, key)
+    if bundle is None:
+        return
+    left, right = st.columns(2)
+    layer = left.number_input(t("widgets.layer"), 0, bundle.num_layers - 1,
+                              min(args["layer"], bundle.num_layers - 1), key=f"{key}.layer")
+    head = right.number_input(t("widgets.head"), 0, bundle.num_heads - 1,
+                              min(args["head"], bundle.num_heads - 1), key=f"{key}.head")
+    expl = explain_head(bundle, text, int(layer), int(head))
+    if expl.n_tokens_full > MAX_TOKENS:
+        from ui import lesson
+
+        lesson.notice("tokens_capped", limit=MAX_TOKENS, total=expl.n_tokens_full)
+    fig = head_heatmap(expl, title=t("self_attention.heatmap_title", layer=expl.layer, head=expl.head),
+                       x_title=t("self_attention.heatmap_x"), y_title=t("self_attention.heatmap_y"))
+    figures.show(fig, key=f"{key}.fig", data=expl.matrix_wide(), filename=f"attention-layer{layer}-head{head}")
+
+
+@register("head-grid")
+def head_grid(args: dict, key: str) -> None:
+    from core.attention import MAX_TOKENS, encode
+    from core.figures.attention import layer_head_grid
+    from ui import figures
+
+    bundle, text = _bert_sentence(args, key)
+    if bundle is None:
+        return
+    enc = encode(bundle, text)
+    if enc.n_tokens_full > MAX_TOKENS:
+        from ui import lesson
+
+        lesson.notice("tokens_capped", limit=MAX_TOKENS, total=enc.n_tokens_full)
+    labels = {k: t(f"multi_head.grid_{k}") for k in ("layer", "head", "query", "key")}
+    figures.show(layer_head_grid(enc, labels=labels), key=f"{key}.fig", filename="all-heads")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 
 # Viridis is perceptually uniform and readable with the common colour-vision deficiencies,
@@ -25,12 +26,10 @@ def escape_label(text: str) -> str:
     return html.escape(str(text), quote=False)
 
 
-def _as_rows(values) -> list[list[float]]:
+def _as_array(values) -> np.ndarray:
     if hasattr(values, "detach"):
         values = values.detach().to("cpu").double().numpy()
-    if hasattr(values, "tolist"):
-        values = values.tolist()
-    return [list(map(float, row)) for row in values]
+    return np.asarray(values, dtype=np.float64)
 
 
 def heatmap(
@@ -56,14 +55,16 @@ def heatmap(
     keep their own rows and columns. Values are rounded to ``precision`` decimals, which is what
     the hover shows, and keeps the figure small for the browser.
     """
-    rows = _as_rows(values)
-    n_y, n_x = len(rows), len(rows[0]) if rows else 0
+    z = _as_array(values).round(precision)
+    n_y, n_x = z.shape if z.ndim == 2 and z.size else (0, 0)
     if len(y_labels) != n_y or len(x_labels) != n_x:
         raise ValueError(f"labels {len(y_labels)}x{len(x_labels)} do not match values {n_y}x{n_x}")
-    z = [[round(v, precision) for v in row] for row in rows]
     xs = [escape_label(s) for s in x_labels]
     ys = [escape_label(s) for s in y_labels]
-    custom = [[[ys[i], xs[j]] for j in range(n_x)] for i in range(n_y)]
+    # Built with numpy broadcasting: at 64 tokens a nested Python loop here cost ~70 ms a rerun.
+    custom = np.empty((n_y, n_x, 2), dtype=object)
+    custom[:, :, 0] = np.asarray(ys, dtype=object)[:, None]
+    custom[:, :, 1] = np.asarray(xs, dtype=object)[None, :]
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -90,8 +91,10 @@ def heatmap(
         fig.add_shape(type="rect", x0=-0.5, x1=n_x - 0.5, y0=highlight_row - 0.5,
                       y1=highlight_row + 0.5, line=dict(color=HIGHLIGHT, width=3))
     side = max(260, min(900, 28 * max(n_x, n_y) + 140))
-    fig.update_layout(title=dict(text=escape_label(title)), font=FONT,
-                      height=height or side, margin=dict(l=10, r=10, t=80 if title else 60, b=10))
+    # The x axis sits on top (read like a matrix), so the title needs room above its labels.
+    top = 60 + (40 if x_title else 0) + (40 if title else 0) + (30 if n_x > 8 else 0)
+    fig.update_layout(title=dict(text=escape_label(title), y=0.99, yanchor="top"), font=FONT,
+                      height=(height or side) + top - 60, margin=dict(l=10, r=10, t=top, b=10))
     return fig
 
 

@@ -97,6 +97,15 @@ def _block_remote(route) -> None:
         route.abort()
 
 
+def _failed(pg, request) -> None:
+    """Record a failed request, except a same-origin one the browser aborted itself: navigating
+    away cancels the page's pending /media and /static fetches (net::ERR_ABORTED), which is normal."""
+    host = urlparse(request.url).hostname or ""
+    if host in LOCAL_HOSTS and "ERR_ABORTED" in (request.failure or ""):
+        return
+    pg.blocked.append(request.url)
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
@@ -107,26 +116,33 @@ def page(browser):
     pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.console_errors.append(f"pageerror: {e}"))
     pg.bad_responses = []
-    pg.on("requestfailed", lambda r: pg.blocked.append(r.url))
+    pg.on("requestfailed", lambda r: _failed(pg, r))
     pg.on("response", lambda r: pg.bad_responses.append(r.url) if r.status >= 400 else None)
     yield pg
     context.close()
 
 
+IDLE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    if (!document.querySelector('[data-testid="stMain"] h1')) return false;
+    // Between the page's first message and the script's run, Streamlit shows skeletons.
+    if (document.querySelector('[data-testid="stMain"] [data-testid="stSkeleton"]')) return false;
+    // Plotly draws after the script finished (its library loads lazily): wait for every chart.
+    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+        if (!chart.querySelector('.main-svg')) return false;
+    }
+    return true;
+}"""
+
+
 def wait_idle(page, timeout: float = 60_000) -> None:
-    """Wait until Streamlit has finished running the script (no 'running' status widget)."""
+    """Wait until Streamlit has finished running the script and every Plotly chart is drawn."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    page.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-testid="stApp"]');
-            if (!app) return false;
-            const running = document.querySelector('[data-testid="stStatusWidget"] [data-testid="stStatusWidgetRunningIcon"]')
-                || app.getAttribute('data-test-script-state') === 'running';
-            return !running && document.querySelector('[data-testid="stMain"] h1');
-        }""",
-        timeout=timeout,
-    )
-    page.wait_for_timeout(300)  # let the last deltas paint
+    for _ in range(2):  # idle twice, 300 ms apart: a rerun can start right after a first idle moment
+        page.wait_for_function(IDLE_JS, timeout=timeout, polling=100)
+        page.wait_for_timeout(300)
+    page.wait_for_function(IDLE_JS, timeout=timeout, polling=100)
 
 
 def open_app(page, url: str, timeout: float = 60_000) -> None:

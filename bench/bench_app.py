@@ -1,0 +1,121 @@
+"""The whole app under a browser: memory after every page, and 10 concurrent sessions.
+
+    python bench/bench_app.py [--sessions 10] [--rounds 5] [--page self-attention]
+
+1. Opens every lesson in both languages in Chromium, then reads the server's resident memory
+   (budget: 1 GB).
+2. Opens ``--sessions`` browser sessions at once on ``--page`` and has each change the first text
+   input ``--rounds`` times; an interaction is timed from pressing Enter to Streamlit reporting the
+   script finished (budget: 0 errors, p95 <= 1 s).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.lessons import LANGS, load_catalog  # noqa: E402
+from tests.e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, IDLE_JS, _block_remote, free_port,  # noqa: E402
+                                start_server, stop_server, wait_healthy)
+
+SENTENCES = ["The animal didn't cross the street because it was too tired.",
+             "The trophy would not fit in the suitcase because it was too big.",
+             "注意力機制讓模型看見整個句子。", "Attention is all you need, they said in 2017."]
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def wait_idle(page, timeout=120_000):
+    await page.wait_for_function(IDLE_JS, timeout=timeout)
+
+
+async def visit_all(browser, url: str) -> list[str]:
+    errors = []
+    ctx = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    await ctx.route("**/*", _block_remote)
+    page = await ctx.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    for lang in LANGS:
+        for lesson in load_catalog().lessons:
+            await page.goto(f"{url}/{lesson.id}?lang={lang}")
+            await page.wait_for_timeout(500)
+            await wait_idle(page)
+    await ctx.close()
+    return errors
+
+
+async def session(browser, url: str, lesson: str, rounds: int, index: int) -> tuple[list[float], list[str]]:
+    errors, times = [], []
+    ctx = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    await ctx.route("**/*", _block_remote)
+    page = await ctx.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    await page.goto(f"{url}/{lesson}?lang=en")
+    await page.wait_for_timeout(500)
+    await wait_idle(page)
+    box = page.locator('[data-testid="stMain"] [data-testid="stTextInput"] input').first
+    for r in range(rounds):
+        await box.fill(SENTENCES[(index + r) % len(SENTENCES)] + f" ({index}.{r})")
+        t0 = time.perf_counter()
+        await box.press("Enter")
+        await page.wait_for_function(
+            "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') === 'running'",
+            timeout=10_000)
+        await wait_idle(page)
+        times.append(time.perf_counter() - t0)
+        if await page.locator('[data-testid="stException"]').count():
+            errors.append("exception on page")
+    await ctx.close()
+    return times, errors
+
+
+async def main_async(args) -> None:
+    from playwright.async_api import async_playwright
+
+    port = free_port()
+    proc = start_server(port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            t0 = time.perf_counter()
+            errors = await visit_all(browser, url)
+            print(f"every lesson in both languages opened in {time.perf_counter() - t0:.1f} s; "
+                  f"page errors: {len(errors)}")
+            print(f"server RSS after every page: {rss_mb(proc.pid):.0f} MB (budget 1024 MB)")
+            results = await asyncio.gather(*(session(browser, url, args.page, args.rounds, i)
+                                             for i in range(args.sessions)))
+            await browser.close()
+        times = sorted(t for ts, _ in results for t in ts)
+        errs = [e for _, es in results for e in es]
+        p95 = times[max(0, int(round(0.95 * len(times))) - 1)]
+        print(f"{args.sessions} concurrent sessions x {args.rounds} text changes on /{args.page}: "
+              f"errors {len(errs)}, median {statistics.median(times):.2f} s, p95 {p95:.2f} s, "
+              f"max {times[-1]:.2f} s (budget: 0 errors, p95 <= 1 s)")
+        print(f"server RSS after the sessions: {rss_mb(proc.pid):.0f} MB")
+    finally:
+        stop_server(proc)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--page", default="self-attention")
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
