@@ -21,12 +21,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.lessons import LANGS, load_catalog  # noqa: E402
-from tests.e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, IDLE_JS, _block_remote, free_port,  # noqa: E402
+from tests.e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, IDLE_JS, LOCAL_HOSTS, free_port,  # noqa: E402
                                 start_server, stop_server, wait_healthy)
 
 SENTENCES = ["The animal didn't cross the street because it was too tired.",
              "The trophy would not fit in the suitcase because it was too big.",
              "注意力機制讓模型看見整個句子。", "Attention is all you need, they said in 2017."]
+
+
+async def block_remote(route) -> None:
+    """The async twin of the browser tests' filter: only localhost may be reached."""
+    from urllib.parse import urlparse
+
+    if (urlparse(route.request.url).hostname or "") in LOCAL_HOSTS:
+        await route.continue_()
+    else:
+        await route.abort()
 
 
 def rss_mb(pid: int) -> float:
@@ -43,12 +53,13 @@ async def wait_idle(page, timeout=120_000):
 async def visit_all(browser, url: str) -> list[str]:
     errors = []
     ctx = await browser.new_context(viewport={"width": 1400, "height": 1000})
-    await ctx.route("**/*", _block_remote)
+    await ctx.route("**/*", block_remote)
     page = await ctx.new_page()
     page.on("pageerror", lambda e: errors.append(str(e)))
     for lang in LANGS:
         for lesson in load_catalog().lessons:
-            await page.goto(f"{url}/{lesson.id}?lang={lang}")
+            path = lesson.id if lesson.order else ""  # the first lesson is the app's root page
+            await page.goto(f"{url}/{path}?lang={lang}", wait_until="domcontentloaded")
             await page.wait_for_timeout(500)
             await wait_idle(page)
     await ctx.close()
@@ -58,17 +69,19 @@ async def visit_all(browser, url: str) -> list[str]:
 async def session(browser, url: str, lesson: str, rounds: int, index: int) -> tuple[list[float], list[str]]:
     errors, times = [], []
     ctx = await browser.new_context(viewport={"width": 1400, "height": 1000})
-    await ctx.route("**/*", _block_remote)
+    await ctx.route("**/*", block_remote)
     page = await ctx.new_page()
     page.on("pageerror", lambda e: errors.append(str(e)))
-    await page.goto(f"{url}/{lesson}?lang=en")
+    await page.goto(f"{url}/{lesson}?lang=en", wait_until="domcontentloaded")
     await page.wait_for_timeout(500)
     await wait_idle(page)
-    box = page.locator('[data-testid="stMain"] [data-testid="stTextInput"] input').first
+    box = page.locator('[data-testid="stMain"] [data-testid="stTextArea"] textarea, '
+                       '[data-testid="stMain"] [data-testid="stTextInput"] input').first
+    submit = "Control+Enter" if await box.evaluate("e => e.tagName") == "TEXTAREA" else "Enter"
     for r in range(rounds):
         await box.fill(SENTENCES[(index + r) % len(SENTENCES)] + f" ({index}.{r})")
         t0 = time.perf_counter()
-        await box.press("Enter")
+        await box.press(submit)
         await page.wait_for_function(
             "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') === 'running'",
             timeout=10_000)

@@ -40,8 +40,10 @@ def test_heatmap_escapes_labels_and_keeps_repeated_tokens_apart():
     w = [[0.123456, 0.5, 0.376544], [1, 0, 0], [0.2, 0.3, 0.5]]
     fig = heatmap(w, tokens, tokens, title="<script>t</script>")
     trace = fig.data[0]
-    assert list(trace.x) == [0, 1, 2] and list(trace.y) == [0, 1, 2]
-    assert list(fig.layout.xaxis.ticktext) == ["the", "&lt;b&gt;x&lt;/b&gt;", "the"]
+    # three distinct categories that all read as their token: the repeat carries a zero-width space
+    assert list(trace.x) == ["the", "&lt;b&gt;x&lt;/b&gt;", "the\u200b"] == list(trace.y)
+    assert [x.replace("\u200b", "") for x in trace.x] == ["the", "&lt;b&gt;x&lt;/b&gt;", "the"]
+    assert fig.layout.xaxis.type == "category"
     assert "<script>" not in fig.to_json()
     assert trace.z[0][0] == 0.1235
     assert fig.layout.yaxis.autorange == "reversed"  # queries read top-down
