@@ -1,7 +1,6 @@
 """Lesson 6: BERT's inputs, on the model in use (layout and widgets only; core.bert computes)."""
 import streamlit as st
 
-from core.text import clean
 from ui import figures, lesson
 from ui.bert import current_bundle, display_name, head_text, param_count
 from ui.i18n import t
@@ -12,17 +11,11 @@ SHOW_TOKENS = 64   # tokens drawn in a figure (the model itself takes up to 512)
 
 
 def _text(key: str, label_key: str, default_key: str) -> str | None:
-    """A text box whose content is cleaned; None (with a notice) when nothing is left."""
-    raw = st.text_input(t(label_key), value=t(default_key), key=key, max_chars=MAX_CHARS * 5)
-    c = clean(raw, MAX_CHARS)
-    for code in c.notices:
-        lesson.notice(code, limit=MAX_CHARS)
-    return None if "empty" in c.notices else c.text
+    return lesson.text_box(t(label_key), key=key, value=t(default_key), max_chars=MAX_CHARS)
 
 
-def _capped(truncated: bool, total: int) -> None:
-    if truncated:
-        lesson.notice("tokens_capped", limit=SHOW_TOKENS, total=total)
+def _capped(truncated: bool, total) -> None:
+    lesson.tokens_capped(truncated, total, SHOW_TOKENS)
 
 
 @page.widget("intro")

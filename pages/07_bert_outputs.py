@@ -13,12 +13,7 @@ MAX_SENTENCES = 8
 
 
 def _text(key: str, label_key: str, default_key: str) -> str | None:
-    """A text box whose content is cleaned; None (with a notice) when nothing is left."""
-    raw = st.text_input(t(label_key), value=t(default_key), key=key, max_chars=MAX_CHARS * 5)
-    c = clean(raw, MAX_CHARS)
-    for code in c.notices:
-        lesson.notice(code, limit=MAX_CHARS)
-    return None if "empty" in c.notices else c.text
+    return lesson.text_box(t(label_key), key=key, value=t(default_key), max_chars=MAX_CHARS)
 
 
 def _lines(key: str, label_key: str, default_key: str, most: int) -> list[str]:
@@ -39,8 +34,7 @@ def _lines(key: str, label_key: str, default_key: str, most: int) -> list[str]:
 
 
 def _capped(truncated: bool, total) -> None:
-    if truncated:
-        lesson.notice("tokens_capped", limit=SHOW_TOKENS, total=total)
+    lesson.tokens_capped(truncated, total, SHOW_TOKENS)
 
 
 @page.widget("intro")

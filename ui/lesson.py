@@ -85,6 +85,22 @@ def notices(codes, **fmt) -> None:
         notice(code, **fmt)
 
 
+def text_box(label: str, *, key: str, value: str, max_chars: int = 2000) -> str | None:
+    """A text box whose content is cleaned (core.text.clean): control and invisible characters
+    removed, length capped, each with a notice. None, after a notice, when nothing is left."""
+    from core.text import clean
+
+    cleaned = clean(st.text_input(label, value=value, key=key, max_chars=max_chars * 5), max_chars)
+    notices(cleaned.notices, limit=max_chars)
+    return None if "empty" in cleaned.notices else cleaned.text
+
+
+def tokens_capped(truncated: bool, total, limit: int) -> None:
+    """The notice for input cut to ``limit`` tokens."""
+    if truncated:
+        notice("tokens_capped", limit=limit, total=total)
+
+
 def error_card(title: str, lines: list[str], hint: str | None = None, details: str | None = None) -> None:
     with st.container(border=True):
         st.error(title, icon=":material/error:")

@@ -59,22 +59,15 @@ SHOW_TOKENS = 64
 
 def _text(args: dict, key: str, name: str = "text") -> str | None:
     """The widget's text box, prefilled by the author; None (with a notice) when empty."""
-    import streamlit as st
-
-    from core.text import clean
     from ui import lesson
 
-    raw = st.text_input(t("widgets.text"), value=args[name], key=f"{key}.{name}", max_chars=2000)
-    cleaned = clean(raw, max_chars=2000)
-    lesson.notices([c for c in cleaned.notices if c != "truncated"])
-    return cleaned.text or None
+    return lesson.text_box(t("widgets.text"), key=f"{key}.{name}", value=args[name])
 
 
 def _capped(truncated: bool, total: int) -> None:
-    if truncated:
-        from ui import lesson
+    from ui import lesson
 
-        lesson.notice("tokens_capped", limit=SHOW_TOKENS, total=total)
+    lesson.tokens_capped(truncated, total, SHOW_TOKENS)
 
 
 @register("tokenizer")
