@@ -13,7 +13,7 @@ from plotly.subplots import make_subplots
 
 from core.attention import (FALLBACK_TAG, TAG_RULES, Encoding, HeadExplanation, HeadSummaries,
                             ProjectionExplanation, ScalingStudy)
-from core.figures import ATTENTION_SCALE, FONT, HIGHLIGHT, OKABE_ITO, escape_label, heatmap
+from core.figures import ATTENTION_SCALE, FONT, HIGHLIGHT, OKABE_ITO, escape_label, figure, heatmap
 
 DIVERGING = "RdBu"  # q, k, v components: signed values, centred on 0
 
@@ -50,15 +50,17 @@ def _signed_rows(rows: np.ndarray, ylab: list[str], lab: dict[str, str], line_y:
     """Vectors as rows of a signed heatmap (one colour scale centred on 0), a rule under/over one row."""
     n, d = rows.shape
     lim = float(np.abs(rows).max()) or 1.0
-    fig = go.Figure(go.Heatmap(
-        z=np.round(rows, 4), x=list(range(d)), y=list(range(n)), colorscale=DIVERGING, zmid=0, zmin=-lim,
-        zmax=lim, reversescale=True, customdata=np.array(ylab, dtype=object)[:, None].repeat(d, 1),
-        hovertemplate="%{customdata}<br>" + escape_label(lab["dim"]) + " %{x}: %{z:.4f}<extra></extra>"))
-    fig.update_yaxes(tickmode="array", tickvals=list(range(n)), ticktext=ylab, autorange="reversed")
-    fig.update_xaxes(title_text=escape_label(lab["dim"]), side="top")
-    fig.add_hline(y=line_y, line=dict(color=HIGHLIGHT, width=3))
-    fig.update_layout(font=FONT, height=max(240, 22 * n + 90), margin=dict(l=10, r=10, t=60, b=10))
-    return fig
+    trace = dict(type="heatmap", z=np.round(rows, 4), x=list(range(d)), y=list(range(n)), colorscale=DIVERGING,
+                 zmid=0, zmin=-lim, zmax=lim, reversescale=True,
+                 customdata=np.array(ylab, dtype=object)[:, None].repeat(d, 1),
+                 hovertemplate="%{customdata}<br>" + escape_label(lab["dim"]) + " %{x}: %{z:.4f}<extra></extra>")
+    layout = dict(
+        yaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=ylab, autorange="reversed"),
+        xaxis=dict(title=dict(text=escape_label(lab["dim"])), side="top"),
+        shapes=[dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=line_y, y1=line_y,
+                     line=dict(color=HIGHLIGHT, width=3))],
+        font=FONT, height=max(240, 22 * n + 90), margin=dict(l=10, r=10, t=60, b=10))
+    return figure([trace], layout)
 
 
 def qk_vectors(expl: HeadExplanation, query: int, *, labels: dict[str, str] | None = None) -> go.Figure:
@@ -100,7 +102,7 @@ def score_steps(expl: HeadExplanation, query: int, *, scaled: bool = True,
     layout["yaxis"] = dict(tickmode="array", tickvals=ys, ticktext=toks, autorange="reversed")
     layout.update(annotations=notes, font=FONT, height=max(240, 22 * T + 90), bargap=0.15,
                   margin=dict(l=10, r=10, t=50, b=10))
-    return go.Figure(dict(data=data, layout=layout))
+    return figure(data, layout)
 
 
 def weighted_sum(expl: HeadExplanation, query: int, *, scaled: bool = True,
@@ -192,7 +194,7 @@ def layer_head_grid(enc: Encoding, *, selected: tuple[int, int] | None = None,
                                y0=-0.04, y1=1.04, line=dict(color=HIGHLIGHT, width=3)))
     layout.update(annotations=notes, shapes=shapes, font=FONT, height=max(300, 70 * L + 60),
                   margin=dict(l=10, r=40, t=40, b=10))
-    return go.Figure(dict(data=data, layout=layout))
+    return figure(data, layout)
 
 
 def tag_grid(summ: HeadSummaries, *, tag_names: dict[str, str] | None = None,
@@ -277,7 +279,7 @@ def projection_figure(p: ProjectionExplanation, *, labels: dict[str, str] | None
                    line=dict(color="black", width=1)) for h in range(1, p.num_heads)]
     layout.update(annotations=notes, shapes=shapes, font=FONT, height=max(420, 2 * (14 * T + 120)),
                   margin=dict(l=10, r=10, t=50, b=10))
-    return go.Figure(dict(data=data, layout=layout))
+    return figure(data, layout)
 
 
 def projection_shapes(p: ProjectionExplanation, *, labels: dict[str, str] | None = None) -> go.Figure:
