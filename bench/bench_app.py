@@ -24,6 +24,13 @@ from core.lessons import LANGS, load_catalog  # noqa: E402
 from tests.e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, IDLE_JS, LOCAL_HOSTS, free_port,  # noqa: E402
                                 start_server, stop_server, wait_healthy)
 
+WATCH_RUN_JS = """() => {
+  window.__ranOnce = false;
+  const app = document.querySelector('[data-testid="stApp"]');
+  new MutationObserver((_, obs) => {
+    if (app.getAttribute('data-test-script-state') === 'running') { window.__ranOnce = true; obs.disconnect(); }
+  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
 SENTENCES = ["The animal didn't cross the street because it was too tired.",
              "The trophy would not fit in the suitcase because it was too big.",
              "注意力機制讓模型看見整個句子。", "Attention is all you need, they said in 2017."]
@@ -80,11 +87,11 @@ async def session(browser, url: str, lesson: str, rounds: int, index: int) -> tu
     submit = "Control+Enter" if await box.evaluate("e => e.tagName") == "TEXTAREA" else "Enter"
     for r in range(rounds):
         await box.fill(SENTENCES[(index + r) % len(SENTENCES)] + f" ({index}.{r})")
+        # A MutationObserver notes the rerun starting, however briefly it runs.
+        await page.evaluate(WATCH_RUN_JS)
         t0 = time.perf_counter()
         await box.press(submit)
-        await page.wait_for_function(
-            "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') === 'running'",
-            timeout=10_000)
+        await page.wait_for_function("() => window.__ranOnce === true", timeout=60_000, polling=10)
         await wait_idle(page)
         times.append(time.perf_counter() - t0)
         if await page.locator('[data-testid="stException"]').count():
