@@ -2,7 +2,7 @@
 import streamlit as st
 
 from ui import figures, lesson
-from ui.bert import current_bundle, display_name, head_text, param_count
+from ui.bert import current_bundle, model_in_use, display_name, head_text, param_count
 from ui.i18n import t
 
 page = lesson.LessonPage("bert-inputs")
@@ -19,10 +19,8 @@ def _capped(truncated: bool, total) -> None:
 
 
 @page.widget("intro")
-def model_in_use():
-    bundle = current_bundle()
-    st.caption(t("bert.in_use"))
-    st.text(f"{display_name(bundle)}  ·  {t('bert.shape', layers=bundle.num_layers, heads=bundle.num_heads, hidden=bundle.hidden_size)}")
+def intro():
+    model_in_use(with_heads=False)
 
 
 @page.widget("wordpiece")

@@ -3,7 +3,7 @@ import streamlit as st
 
 from core.text import clean
 from ui import figures, lesson
-from ui.bert import current_bundle, display_name, current_source, head_text, sentiment
+from ui.bert import current_bundle, model_in_use, display_name, current_source, sentiment
 from ui.i18n import t
 
 page = lesson.LessonPage("bert-outputs")
@@ -38,11 +38,8 @@ def _capped(truncated: bool, total) -> None:
 
 
 @page.widget("intro")
-def model_in_use():
-    bundle = current_bundle()
-    st.caption(t("bert.in_use"))
-    st.text(f"{display_name(bundle)}  ·  {t('bert.shape', layers=bundle.num_layers, heads=bundle.num_heads, hidden=bundle.hidden_size)}"
-            f"  ·  {t('bert.heads_label')}: {head_text(bundle.heads)}")
+def intro():
+    model_in_use(with_heads=True)
 
 
 @page.widget("hidden")

@@ -135,3 +135,14 @@ def sentiment(source: str):
 
     scorer = SentimentScorer(get_bundle(source))
     return scorer, sentiment_factor(scorer)
+
+
+def model_in_use(with_heads: bool = False):
+    """The model a BERT lesson is about to use, named with its shape (and heads); returns it."""
+    bundle = current_bundle()
+    line = f"{display_name(bundle)}  ·  {t('bert.shape', layers=bundle.num_layers, heads=bundle.num_heads, hidden=bundle.hidden_size)}"
+    if with_heads:
+        line += f"  ·  {t('bert.heads_label')}: {head_text(bundle.heads)}"
+    st.caption(t("bert.in_use"))
+    st.text(line)
+    return bundle
