@@ -6,14 +6,23 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test check browser bench clean
+.PHONY: run test lint check browser bench clean
 
 run: $(VENV)/.deps-run
 	$(PY) -m ui.serve --server.port $(PORT)
 
-test: $(VENV)/.deps-test browser
+test: $(VENV)/.deps-test lint browser
 	$(PY) -m core.lessons check
 	$(PY) -m pytest
+
+# ruff (pinned in requirements-dev.txt, settings in pyproject.toml). The format check waits until the
+# whole tree has been formatted once: `make lint RUFF_FORMAT=1`, then flip the default to 1.
+RUFF_FORMAT ?= 0
+lint: $(VENV)/.deps-test
+	$(VENV)/bin/ruff check .
+ifeq ($(RUFF_FORMAT),1)
+	$(VENV)/bin/ruff format --check .
+endif
 
 check: $(VENV)/.deps-run
 	$(PY) -m core.lessons check
