@@ -171,3 +171,176 @@ def test_block_problems_name_the_line_and_the_valid_choices():
     _, problems = validate(blocks[2])
     assert any("a widget block needs a name" in r for _, r in problems)
     assert any("never closed" in r for _, r in problems)
+
+
+# ---- Markdown the old line regexes got wrong (a CommonMark parser now reads it) -------------------
+
+def _anchors(md: str) -> list[str]:
+    return [s.anchor for s in split_steps(md)]
+
+
+def test_four_backtick_fence_holding_three_backticks_is_one_code_block():
+    md = "intro\n\n````markdown\n```\n## not a step\n```\n````\n\n## A {#a}\ntext\n"
+    steps = split_steps(md)
+    assert [s.anchor for s in steps] == ["intro", "a"]
+    assert "## not a step" in steps[0].segments[0] and "```" in steps[0].segments[0]
+
+
+def test_tilde_fences_hide_headings_and_carry_widget_blocks():
+    from core.widgets import Block
+
+    md = "intro\n\n~~~\n## not a step\n~~~\n\n## A {#a}\n~~~widget attention-heatmap\ntext: hi\nlayer: 1\n~~~\nafter\n"
+    steps = split_steps(md)
+    assert [s.anchor for s in steps] == ["intro", "a"]
+    (block,) = [s for s in steps[1].segments if isinstance(s, Block)]
+    assert (block.name, block.line, block.end_line, block.raw_args) == (
+        "attention-heatmap", 8, 11, (("text", "hi", 9), ("layer", "1", 10)))
+    assert block.problems == () and steps[1].segments[-1] == "after"
+
+
+def test_indented_code_is_not_a_heading_nor_a_fence():
+    md = "intro\n\n    ## code, indented four spaces\n    ```\n\n## A {#a}\ntext\n"
+    assert _anchors(md) == ["intro", "a"]
+
+
+def test_setext_level_two_heading_starts_a_step_with_its_anchor():
+    steps = split_steps("intro\n\nScores {#scores}\n----------------\ntext\n\nTitle one\n=========\n")
+    assert [(s.anchor, s.title, s.line) for s in steps] == [("intro", "", 1), ("scores", "Scores", 3)]
+    assert "Title one" in steps[1].segments[0]  # a level-1 setext heading is not a step
+
+
+def test_comment_marks_inside_code_are_code_and_do_not_swallow_the_lesson():
+    md = "intro\n\n```html\n<!-- an HTML comment, shown as code\n```\n\n## B {#b}\nsee --> here\n"
+    steps = split_steps(md)
+    assert [s.anchor for s in steps] == ["intro", "b"]
+    assert "<!-- an HTML comment, shown as code" in steps[0].segments[0]
+    assert steps[1].segments == ("see --> here",)
+
+
+def test_comments_in_prose_and_in_widget_bodies_are_dropped_with_line_numbers_kept():
+    from core.widgets import Block
+
+    md = "intro <!-- note --> text\n<!--\n## hidden {#hidden}\n-->\n```quiz\n<!-- author note -->\nquestion: q?\n- [ ] a\n- [x] b\n```\n"
+    steps = split_steps(md)
+    assert [s.anchor for s in steps] == ["intro"]
+    assert steps[0].segments[0] == "intro  text"
+    (quiz,) = [s for s in steps[0].segments if isinstance(s, Block)]
+    assert quiz.problems == () and quiz.raw_args == (("question", "q?", 7),) and quiz.line == 5
+
+
+def test_links_in_code_and_comments_are_not_checked():
+    from core.lessons import prose_lines
+
+    md = "[a](lesson:x)\n<!-- [b](lesson:y) -->\n```\n[c](lesson:z)\n```\n    [d](lesson:w)\n"
+    assert prose_lines(md) == [(1, "[a](lesson:x)")]
+
+
+# ---- a lesson file that is not UTF-8 (issue 15) ---------------------------------------------------
+
+def test_utf16_lesson_toml_breaks_only_its_own_lesson(lessons_copy):
+    toml = lessons_copy / "03-bahdanau" / "lesson.toml"
+    toml.write_bytes(toml.read_text(encoding="utf-8").encode("utf-16"))  # Notepad's "Unicode"
+    catalog = load_catalog(lessons_copy)
+    broken = [lesson for lesson in catalog.lessons if not lesson.ok]
+    assert [lesson.folder.name for lesson in broken] == ["03-bahdanau"]
+    (problem,) = broken[0].problems
+    assert problem.file.endswith("03-bahdanau/lesson.toml") and problem.line == 1
+    assert "lesson.toml is not UTF-8 text (it looks like UTF-16 (little-endian))" in problem.reason
+    result = check(lessons_copy)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "03-bahdanau/lesson.toml:1: lesson.toml is not UTF-8 text" in result.stdout
+    assert "save it with the encoding UTF-8" in result.stdout
+
+
+def test_big5_markdown_is_named_with_its_line_and_the_lesson_still_answers(lessons_copy):
+    en = lessons_copy / "02-seq2seq" / "en.md"
+    text = en.read_text(encoding="utf-8").replace("\n", "\n注意力 ", 3)  # CJK on the second line
+    en.write_bytes(text.encode("big5", errors="replace"))
+    catalog = load_catalog(lessons_copy)
+    lesson = catalog.get("seq2seq")
+    assert [p.reason[:42] for p in lesson.problems] == ["en.md is not UTF-8 text (byte 0xaa at line"]
+    assert lesson.problems[0].line == 2
+    assert lesson.text("en") == "" and [s.anchor for s in lesson.steps("en")] == ["intro"]
+    assert [x.id for x in catalog.lessons if x.ok] == [i for i in EXPECTED_ORDER if i != "seq2seq"]
+    result = check(lessons_copy)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "02-seq2seq/en.md:2: en.md is not UTF-8 text" in result.stdout
+
+
+def test_utf8_byte_order_mark_is_accepted(lessons_copy):
+    for name in ("lesson.toml", "en.md", "zh-TW.md"):
+        path = lessons_copy / "04-self-attention" / name
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    result = check(lessons_copy)
+    assert result.returncode == 0, result.stdout
+    lesson = load_catalog(lessons_copy).get("self-attention")
+    assert lesson.title("en") and not lesson.text("en").startswith("\ufeff")
+    assert lesson.steps("en")[0].line == 1
+
+
+# ---- `new` with odd titles (issue 15) --------------------------------------------------------------
+
+ODD_TITLES = ["back\\slash", "C:\\new\\table", "two\nlines", 'a "quoted" word', "tab\there, bell\x07, del\x7f",
+              "trailing backslash\\", "emoji 🎉, RTL שלום, CJK 注意力", "{braces} and \\u0041 literally"]
+
+
+@pytest.mark.parametrize("title", ODD_TITLES)
+def test_new_lesson_writes_toml_that_reads_back_the_exact_title(lessons_copy, title):
+    import tomllib
+
+    from core.lessons import new_lesson
+
+    folder = new_lesson("odd-title", f"中文 {title}", title, lessons_dir=lessons_copy)
+    data = tomllib.loads((folder / "lesson.toml").read_text(encoding="utf-8"))
+    assert data["title"] == {"zh-TW": f"中文 {title}", "en": title}
+    lesson = load_catalog(lessons_copy).get("odd-title")
+    assert lesson.ok, lesson.problems
+    assert lesson.title("en") == title.strip()
+    assert [s.anchor for s in lesson.steps("en")] == ["intro", "first-idea"]  # a title cannot add a step
+
+
+# ---- the shared catalog cache under concurrent reads and edits -----------------------------------
+
+def test_cached_catalog_never_raises_while_another_session_reloads(tmp_path):
+    """Two sessions asking for catalogs whose signatures differ (an instructor saving a lesson while
+    students click). The signature's hash yields the GIL, as a real thread switch may at any point:
+    the old cache cleared itself between storing and returning, a KeyError for the other session."""
+    import threading
+    import time
+
+    from core.lessons import cached_catalog
+
+    class Signature:
+        def __hash__(self) -> int:
+            time.sleep(0)  # let the other session run here
+            return 1
+
+        def __eq__(self, other) -> bool:
+            time.sleep(0)
+            return isinstance(other, Signature)
+
+    g = cached_catalog.__globals__
+    saved = g["load_catalog"], g["_signature"]
+    g["load_catalog"] = lambda d, *args, **kw: ("catalog", str(d))
+    g["_signature"] = lambda d: Signature()
+    errors: list[BaseException] = []
+    wrong: list = []
+
+    def session(folder: Path) -> None:
+        try:
+            for _ in range(2000):
+                got = cached_catalog(folder)
+                if got != ("catalog", str(folder)):
+                    wrong.append(got)
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=session, args=(tmp_path / name,)) for name in "ab"]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        g["load_catalog"], g["_signature"] = saved
+    assert errors == [] and wrong == []

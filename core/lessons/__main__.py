@@ -1,0 +1,5 @@
+import sys
+
+from core.lessons.cli import main
+
+sys.exit(main())
