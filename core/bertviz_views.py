@@ -204,17 +204,18 @@ def _neuron_check(bundle, enc) -> tuple[bool, str | None, str | None, np.ndarray
 
     try:
         layers = bundle.encoder.encoder.layer
-        qs, ks = [], []
+        qs, ks, vs = [], [], []
         for l in range(len(layers)):
-            q, k, _ = attn_core._head_projections(bundle, l, enc.hidden_states[l])  # (H, T, d_k)
+            q, k, v = attn_core._head_projections(bundle, l, enc.hidden_states[l])  # (H, T, d_k)
             qs.append(q.float().cpu())
             ks.append(k.float().cpu())
+            vs.append(v.double().cpu())
     except AttributeError as exc:
         return False, "neuron_no_qk", f"the model's layers expose no query/key projections ({exc})", None, None
     Q = torch.stack(qs)                                          # (L, H, T, d_k)
     K = torch.stack(ks)                                          # (L, H, T, d_k)
-    d_k = Q.shape[-1]
-    W = torch.softmax(Q.double() @ K.double().transpose(-2, -1) / d_k ** 0.5, dim=-1)  # (L, H, T, T)
+    # the app's one kernel, in float64: softmax(Q K^T / sqrt(d_k))
+    _, W = attn_core.scaled_dot_product_attention(Q.double(), K.double(), torch.stack(vs))  # (L, H, T, T)
     diff = float((W - torch.from_numpy(enc.attentions).double()).abs().max())
     if diff > NEURON_CHECK_TOLERANCE:
         return (False, "neuron_mismatch",

@@ -1,4 +1,7 @@
-"""The papers' own formulas for size, compute, memory and pipeline idle time. Pure Python, no torch.
+"""The papers' own formulas for size, compute, memory and pipeline idle time. No torch.
+
+Each formula is written once, in core/megatron/formulas.py; these functions check their inputs,
+evaluate it, and return the numbers with the formula's text and LaTeX.
 
 Sources (each function cites its equation):
 - Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
@@ -12,6 +15,8 @@ Sources (each function cites its equation):
 from __future__ import annotations
 
 import re
+
+from core.megatron import formulas as fm
 
 SECONDS_PER_DAY = 86400.0
 
@@ -43,9 +48,8 @@ def params(layers: int, hidden: int, vocab: int, seq: int) -> dict:
     l, h, V, s = layers, hidden, vocab, seq
     per_layer = 12 * h * h + 13 * h          # 4h^2 attention + 8h^2 MLP weights; 13h biases and norms
     embeddings = (V + s) * h                 # token and position embeddings
-    total = 12 * l * h ** 2 * (1 + 13 / (12 * h) + (V + s) / (12 * l * h))
-    return {"equation": "Narayanan et al. 2021, eq. (2)",
-            "formula": "P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12 l h))",
+    total = fm.PARAMS(l=l, h=h, V=V, s=s)
+    return {"equation": fm.PARAMS.source, "formula": fm.text(fm.PARAMS), "latex": fm.latex(fm.PARAMS),
             "inputs": {"layers": l, "hidden": h, "vocab": V, "seq": s},
             "params": total, "params_billions": total / 1e9,
             "breakdown": {"transformer_layers": l * per_layer, "embeddings": embeddings}}
@@ -58,9 +62,8 @@ def flops(layers: int, hidden: int, vocab: int, seq: int, batch: int,
     checkpointing. With tokens, gpus and achieved TFLOP/s also eq. (4): time ~ 8 T P / (n X)."""
     _positive(layers=layers, hidden=hidden, vocab=vocab, seq=seq, batch=batch)
     l, h, V, s, B = layers, hidden, vocab, seq, batch
-    F = 96 * B * s * l * h ** 2 * (1 + s / (6 * h) + V / (16 * l * h))
-    out = {"equation": "Narayanan et al. 2021, eq. (3)",
-           "formula": "F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))",
+    F = fm.FLOPS(l=l, h=h, V=V, s=s, B=B)
+    out = {"equation": fm.FLOPS.source, "formula": fm.text(fm.FLOPS), "latex": fm.latex(fm.FLOPS),
            "inputs": {"layers": l, "hidden": h, "vocab": V, "seq": s, "batch": B},
            "flops_per_iteration": F}
     given = [v is not None for v in (tokens, gpus, tflops)]
@@ -74,8 +77,9 @@ def flops(layers: int, hidden: int, vocab: int, seq: int, batch: int,
 def training_time(tokens: float, n_params: float, gpus: int, tflops: float) -> dict:
     """Narayanan et al. 2021, eq. (4): end-to-end training time ~ 8 T P / (n X)."""
     _positive(tokens=tokens, params=n_params, gpus=gpus, tflops=tflops)
-    seconds = 8 * tokens * n_params / (gpus * tflops * 1e12)
-    return {"equation": "Narayanan et al. 2021, eq. (4)", "formula": "time = 8 T P / (n X)",
+    seconds = fm.TRAINING_SECONDS(T=tokens, P=n_params, n=gpus, X=tflops * 1e12)
+    f = fm.TRAINING_SECONDS
+    return {"equation": f.source, "formula": fm.text(f), "latex": fm.latex(f),
             "inputs": {"tokens": tokens, "params": n_params, "gpus": gpus, "tflops_per_gpu": tflops},
             "seconds": seconds, "days": seconds / SECONDS_PER_DAY}
 
@@ -91,17 +95,14 @@ def zero_memory(n_params: float, dp: int, zero_stage: int, k: int = 12) -> dict:
     _positive(params=n_params, dp=dp)
     if zero_stage not in (0, 1, 2, 3):
         raise ValueError(f"--zero-stage must be 0, 1, 2 or 3, got {zero_stage}")
-    psi, nd = n_params, dp
-    parts = {"parameters_fp16": 2 * psi / (nd if zero_stage >= 3 else 1),
-             "gradients_fp16": 2 * psi / (nd if zero_stage >= 2 else 1),
-             "optimizer_states": k * psi / (nd if zero_stage >= 1 else 1)}
-    total = sum(parts.values())
-    formula = {0: "(2 + 2 + K) Psi", 1: "2Psi + 2Psi + K Psi / N_d", 2: "2Psi + (2 + K) Psi / N_d",
-               3: "(2 + 2 + K) Psi / N_d"}[zero_stage]
-    return {"equation": "Rajbhandari et al. 2019, section 5 and Figure 1", "formula": formula,
-            "inputs": {"params": psi, "dp": nd, "zero_stage": zero_stage, "K": k},
+    values = {"Psi": n_params, "N_d": dp, "K": k}
+    parts = {name: f(**values) for name, f in fm.ZERO_PART_FORMULAS[zero_stage].items()}
+    f = fm.ZERO[zero_stage]
+    total = f(**values)
+    return {"equation": f.source, "formula": fm.text(f), "latex": fm.latex(f),
+            "inputs": {"params": n_params, "dp": dp, "zero_stage": zero_stage, "K": k},
             "bytes_per_device": total, "gb_per_device": total / 1e9,
-            "breakdown_bytes": parts, "replicated_bytes": (2 + 2 + k) * psi}
+            "breakdown_bytes": parts, "replicated_bytes": fm.ZERO[0](**values)}
 
 
 def zero_holdings(dp: int, zero_stage: int) -> list[dict]:
@@ -134,22 +135,14 @@ def activations(seq: int, batch: int, hidden: int, heads: int, layers: int, tp: 
     _positive(seq=seq, batch=batch, hidden=hidden, heads=heads, layers=layers, tp=tp)
     if recompute not in RECOMPUTE:
         raise ValueError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")
-    s, b, h, a, L, t = seq, batch, hidden, heads, layers, tp
-    attention_scores = 5 * a * s / (h * t)            # softmax input/output, dropout mask and output
-    if recompute == "full":
-        coef, formula = 2.0, "s b h (2)"
-    elif recompute == "selective":
-        coef, formula = (34 / t, "s b h (34/t)") if sp else (10 + 24 / t, "s b h (10 + 24/t)")
-    elif sp:
-        coef, formula = 34 / t + attention_scores, "s b h (34/t + 5as/(ht))"
-    else:
-        coef, formula = 10 + 24 / t + attention_scores, "s b h (10 + 24/t + 5as/(ht))"
-    per_layer = s * b * h * coef
-    return {"equation": "Korthikanti et al. 2022, Table 2 and eq. (1)-(6)", "formula": formula,
-            "inputs": {"seq": s, "batch": b, "hidden": h, "heads": a, "layers": L, "tp": t,
+    f = fm.ACTIVATIONS[(recompute, bool(sp))]
+    per_layer = f(s=seq, b=batch, h=hidden, a=heads, t=tp)
+    return {"equation": "Korthikanti et al. 2022, Table 2 and eq. (1)-(6)", "formula": fm.text(f),
+            "latex": fm.latex(f), "source": f.source,
+            "inputs": {"seq": seq, "batch": batch, "hidden": hidden, "heads": heads, "layers": layers, "tp": tp,
                        "sp": sp, "recompute": recompute},
-            "bytes_per_layer": per_layer, "bytes_total": per_layer * L,
-            "gb_total": per_layer * L / 1e9}
+            "bytes_per_layer": per_layer, "bytes_total": per_layer * layers,
+            "gb_total": per_layer * layers / 1e9}
 
 
 def bubble(pipeline: int, microbatches: int, interleave: int = 1) -> dict:
@@ -157,9 +150,9 @@ def bubble(pipeline: int, microbatches: int, interleave: int = 1) -> dict:
     (p - 1)/(v m) for the interleaved schedule with v model chunks per device."""
     _positive(pipeline=pipeline, microbatches=microbatches, interleave=interleave)
     p, m, v = pipeline, microbatches, interleave
-    frac = (p - 1) / (v * m)
-    return {"equation": "Narayanan et al. 2021, section 2.2",
-            "formula": "(p - 1)/m" if v == 1 else "(p - 1)/(v m)",
+    f = fm.BUBBLE if v == 1 else fm.BUBBLE_INTERLEAVED
+    frac = f(p=p, m=m, v=v)
+    return {"equation": "Narayanan et al. 2021, section 2.2", "formula": fm.text(f), "latex": fm.latex(f),
             "inputs": {"pipeline": p, "microbatches": m, "interleave": v},
             "bubble_fraction": frac,
             # the same idle time as a share of the whole iteration, as a timeline shows it

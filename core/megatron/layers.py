@@ -12,13 +12,13 @@ unsharded one.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from core.attention.kernel import scaled_dot_product_attention
 from core.megatron.mappings import (
     copy_to_tensor_model_parallel_region,
     reduce_from_tensor_model_parallel_region,
@@ -142,15 +142,13 @@ class VocabParallelEmbedding(nn.Module):
 
 
 def _attention(q, k, v, heads_local: int):
+    """Split (b, s, nh*d) into heads, attend with the app's one kernel, join the heads again."""
     b, s, _ = q.shape
     d = q.shape[-1] // heads_local
     q = q.view(b, s, heads_local, d).transpose(1, 2)       # (b, nh, s, d)
     k = k.view(b, s, heads_local, d).transpose(1, 2)       # (b, nh, s, d)
     v = v.view(b, s, heads_local, d).transpose(1, 2)       # (b, nh, s, d)
-    # Vaswani et al. 2017, eq. (1): softmax(Q K^T / sqrt(d_k)) V
-    att = (q @ k.transpose(-2, -1)) / math.sqrt(d)         # (b, nh, s, s)
-    att = att.softmax(dim=-1)
-    y = att @ v                                            # (b, nh, s, d)
+    y, _ = scaled_dot_product_attention(q, k, v)           # (b, nh, s, d) softmax(Q K^T / sqrt(d)) V
     return y.transpose(1, 2).reshape(b, s, heads_local * d)  # (b, s, nh*d)
 
 
@@ -160,10 +158,11 @@ class ParallelSelfAttention(nn.Module):
     def __init__(self, ref: "SelfAttention", rank: int, world_size: int):
         super().__init__()
         self.heads_local = ref.heads // world_size
-        self.query_key_value = ColumnParallelLinear(ref.qkv.weight, ref.qkv.bias, rank, world_size,
+        self.query_key_value = ColumnParallelLinear(ref.query_key_value.weight, ref.query_key_value.bias,
+                                                    rank, world_size,
                                                     groups=3, name="attention.query_key_value",
                                                     site="attention.f")
-        self.dense = RowParallelLinear(ref.proj.weight, ref.proj.bias, rank, world_size,
+        self.dense = RowParallelLinear(ref.dense.weight, ref.dense.bias, rank, world_size,
                                        name="attention.dense", site="attention.g")
 
     def forward(self, x):
@@ -180,9 +179,9 @@ class ParallelMLP(nn.Module):
 
     def __init__(self, ref: "MLP", rank: int, world_size: int):
         super().__init__()
-        self.dense_h_to_4h = ColumnParallelLinear(ref.fc1.weight, ref.fc1.bias, rank, world_size,
+        self.dense_h_to_4h = ColumnParallelLinear(ref.dense_h_to_4h.weight, ref.dense_h_to_4h.bias, rank, world_size,
                                                   name="mlp.dense_h_to_4h", site="mlp.f")
-        self.dense_4h_to_h = RowParallelLinear(ref.fc2.weight, ref.fc2.bias, rank, world_size,
+        self.dense_4h_to_h = RowParallelLinear(ref.dense_4h_to_h.weight, ref.dense_4h_to_h.bias, rank, world_size,
                                                name="mlp.dense_4h_to_h", site="mlp.g")
 
     def forward(self, x):
@@ -198,9 +197,9 @@ class ParallelTransformerLayer(nn.Module):
 
     def __init__(self, ref: "TransformerLayer", rank: int, world_size: int):
         super().__init__()
-        self.input_layernorm = _copy_ln(ref.ln1)
-        self.attention = ParallelSelfAttention(ref.attn, rank, world_size)
-        self.post_attention_layernorm = _copy_ln(ref.ln2)
+        self.input_layernorm = _copy_ln(ref.input_layernorm)
+        self.attention = ParallelSelfAttention(ref.attention, rank, world_size)
+        self.post_attention_layernorm = _copy_ln(ref.post_attention_layernorm)
         self.mlp = ParallelMLP(ref.mlp, rank, world_size)
 
     def forward(self, x):
@@ -216,21 +215,18 @@ class ParallelTransformerLayer(nn.Module):
                 reps.append(_shard(f"{name}.{p}", shape, None, [(0, shape[0])], shape))
         return self.attention.shards() + self.mlp.shards() + reps
 
-    def named_grads(self) -> dict[str, torch.Tensor]:
-        return {
-            "attention.query_key_value.weight": self.attention.query_key_value.weight.grad,
-            "attention.query_key_value.bias": self.attention.query_key_value.bias.grad,
-            "attention.dense.weight": self.attention.dense.weight.grad,
-            "attention.dense.bias": self.attention.dense.bias.grad,
-            "mlp.dense_h_to_4h.weight": self.mlp.dense_h_to_4h.weight.grad,
-            "mlp.dense_h_to_4h.bias": self.mlp.dense_h_to_4h.bias.grad,
-            "mlp.dense_4h_to_h.weight": self.mlp.dense_4h_to_h.weight.grad,
-            "mlp.dense_4h_to_h.bias": self.mlp.dense_4h_to_h.bias.grad,
-            "input_layernorm.weight": self.input_layernorm.weight.grad,
-            "input_layernorm.bias": self.input_layernorm.bias.grad,
-            "post_attention_layernorm.weight": self.post_attention_layernorm.weight.grad,
-            "post_attention_layernorm.bias": self.post_attention_layernorm.bias.grad,
-        }
+    def local_slice(self, name: str, full: torch.Tensor) -> torch.Tensor:
+        """The piece of the unsharded layer's tensor ``name`` (a parameter or its gradient) that this
+        rank holds, cut the way the module that owns ``name`` cut its weight."""
+        owner_name, _, param = name.rpartition(".")
+        owner = self.get_submodule(owner_name)
+        if isinstance(owner, ColumnParallelLinear):
+            rows = torch.cat([torch.arange(lo, hi) for lo, hi in owner.ranges]).to(full.device)
+            return full[rows]
+        if isinstance(owner, RowParallelLinear) and param == "weight":
+            ((lo, hi),) = owner.ranges
+            return full[:, lo:hi]
+        return full  # row-parallel bias and layer norms: replicated
 
 
 def _copy_ln(ln: nn.LayerNorm) -> nn.LayerNorm:
@@ -241,73 +237,51 @@ def _copy_ln(ln: nn.LayerNorm) -> nn.LayerNorm:
 
 # ---- the unsharded reference ---------------------------------------------------------------
 
+# Megatron-LM's parameter names (ParallelTransformerLayer's too), so that a parameter of the
+# parallel layer and the unsharded one it must match share a name in named_parameters().
+
 class SelfAttention(nn.Module):
     def __init__(self, hidden: int, heads: int):
         super().__init__()
         self.heads = heads
-        self.qkv = nn.Linear(hidden, 3 * hidden)   # weight rows: [W_Q; W_K; W_V]
-        self.proj = nn.Linear(hidden, hidden)
+        self.query_key_value = nn.Linear(hidden, 3 * hidden)   # weight rows: [W_Q; W_K; W_V]
+        self.dense = nn.Linear(hidden, hidden)                 # W^O
 
     def forward(self, x):
-        q, k, v = self.qkv(x).chunk(3, dim=-1)     # (b, s, h) each
-        return self.proj(_attention(q, k, v, self.heads))
+        q, k, v = self.query_key_value(x).chunk(3, dim=-1)     # (b, s, h) each
+        return self.dense(_attention(q, k, v, self.heads))
 
 
 class MLP(nn.Module):
     def __init__(self, hidden: int, ffn: int):
         super().__init__()
-        self.fc1 = nn.Linear(hidden, ffn)
-        self.fc2 = nn.Linear(ffn, hidden)
+        self.dense_h_to_4h = nn.Linear(hidden, ffn)
+        self.dense_4h_to_h = nn.Linear(ffn, hidden)
 
     def forward(self, x):
-        return self.fc2(F.gelu(self.fc1(x)))
+        return self.dense_4h_to_h(F.gelu(self.dense_h_to_4h(x)))
 
 
 class TransformerLayer(nn.Module):
+    """The unsharded pre-LN layer (Megatron-BERT's order, Fig. 7b)."""
+
     def __init__(self, cfg: LayerConfig):
         super().__init__()
-        self.ln1 = nn.LayerNorm(cfg.hidden, eps=cfg.eps)
-        self.attn = SelfAttention(cfg.hidden, cfg.heads)
-        self.ln2 = nn.LayerNorm(cfg.hidden, eps=cfg.eps)
+        self.input_layernorm = nn.LayerNorm(cfg.hidden, eps=cfg.eps)
+        self.attention = SelfAttention(cfg.hidden, cfg.heads)
+        self.post_attention_layernorm = nn.LayerNorm(cfg.hidden, eps=cfg.eps)
         self.mlp = MLP(cfg.hidden, cfg.ffn)
 
     def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.mlp(self.ln2(x))
-
-    def grads_for(self) -> dict[str, tuple[torch.Tensor, str]]:
-        """Reference gradients keyed like ParallelTransformerLayer.named_grads, with how to slice."""
-        return {
-            "attention.query_key_value.weight": (self.attn.qkv.weight.grad, "qkv"),
-            "attention.query_key_value.bias": (self.attn.qkv.bias.grad, "qkv"),
-            "attention.dense.weight": (self.attn.proj.weight.grad, "row"),
-            "attention.dense.bias": (self.attn.proj.bias.grad, "full"),
-            "mlp.dense_h_to_4h.weight": (self.mlp.fc1.weight.grad, "column"),
-            "mlp.dense_h_to_4h.bias": (self.mlp.fc1.bias.grad, "column"),
-            "mlp.dense_4h_to_h.weight": (self.mlp.fc2.weight.grad, "row"),
-            "mlp.dense_4h_to_h.bias": (self.mlp.fc2.bias.grad, "full"),
-            "input_layernorm.weight": (self.ln1.weight.grad, "full"),
-            "input_layernorm.bias": (self.ln1.bias.grad, "full"),
-            "post_attention_layernorm.weight": (self.ln2.weight.grad, "full"),
-            "post_attention_layernorm.bias": (self.ln2.bias.grad, "full"),
-        }
+        x = x + self.attention(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
 
 
-def slice_like_rank(full: torch.Tensor, how: str, rank: int, world_size: int) -> torch.Tensor:
-    """The piece of a full (reference) tensor that a given rank holds."""
-    if how == "full":
-        return full
-    if how == "column":
-        lo, hi = _split(full.shape[0], rank, world_size)
-        return full[lo:hi]
-    if how == "row":
-        lo, hi = _split(full.shape[1], rank, world_size)
-        return full[:, lo:hi]
-    if how == "qkv":
-        block = full.shape[0] // 3
-        lo, hi = _split(block, rank, world_size)
-        return torch.cat([full[g * block + lo:g * block + hi] for g in range(3)])
-    raise ValueError(how)
+def gradient_diffs(par: ParallelTransformerLayer, ref: TransformerLayer) -> dict[str, float]:
+    """max |grad - the unsharded grad's slice| for every parameter of the parallel layer, by name."""
+    full = dict(ref.named_parameters())
+    return {f"{name}.grad": float((p.grad - par.local_slice(name, full[name].grad)).abs().max())
+            for name, p in par.named_parameters()}
 
 
 def build_reference(cfg: LayerConfig, seed: int, device="cpu", dtype=torch.float32):
@@ -318,7 +292,7 @@ def build_reference(cfg: LayerConfig, seed: int, device="cpu", dtype=torch.float
     with torch.no_grad():
         for name, p in layer.named_parameters():
             noise = torch.randn(p.shape, generator=gen)
-            if name.startswith("ln") and name.endswith("weight"):
+            if "layernorm" in name and name.endswith("weight"):
                 p.copy_(1.0 + 0.2 * noise)   # a layer-norm gain near 1, but not exactly 1
             else:
                 p.copy_(noise * (0.1 if p.dim() == 2 else 0.5))

@@ -5,11 +5,14 @@ order its schedule prescribes; an operation starts when the device is free and i
 (forward of micro-batch j on stage k needs stage k-1's forward of j; backward needs stage k+1's
 backward). Communication is taken as free, so the idle time measured on the drawing is exactly the
 pipeline bubble, and it can be checked against the paper's (p-1)/m and (p-1)/(v m).
-No torch: a timeline is plain numbers.
+No torch: a timeline is plain numbers; the formula it is checked against is in formulas.py.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+
+from core.megatron.formulas import BUBBLE, latex
+from core.megatron.formulas import BUBBLE_INTERLEAVED as _BUBBLE
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
 
@@ -103,7 +106,8 @@ def timeline(schedule: str, p: int, m: int, v: int = 1, t_f: float = 1.0, t_b: f
             "ops": [asdict(o) for o in ops], "makespan": makespan, "ideal": busy,
             "bubble_time": idle,
             "measured_bubble_fraction": idle / busy,   # the paper's bubble: idle / ideal time
-            "formula_bubble_fraction": (p - 1) / (v * m),
+            "formula_bubble_fraction": _BUBBLE(p=p, m=m, v=v),   # (p - 1)/(v m), formulas.py
+            "formula_latex": latex(_BUBBLE if v > 1 else BUBBLE),
             "idle_share_of_iteration": idle / makespan,
             # activations in flight at the peak on device 0: GPipe keeps m, 1F1B keeps p
             "peak_in_flight": _peak_in_flight(ops, 0)}

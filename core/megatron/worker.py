@@ -56,8 +56,13 @@ def _run(args, rank: int) -> int:
     import torch.distributed as dist
     import torch.nn.functional as F
 
-    from core.megatron.layers import (LayerConfig, ParallelTransformerLayer,
-                                      VocabParallelEmbedding, build_reference, slice_like_rank)
+    from core.megatron.layers import (
+        LayerConfig,
+        ParallelTransformerLayer,
+        VocabParallelEmbedding,
+        build_reference,
+        gradient_diffs,
+    )
     from core.megatron.mappings import COLLECTIVE_LOG, clear_log
 
     torch.set_num_threads(1)
@@ -109,10 +114,7 @@ def _run(args, rank: int) -> int:
 
     diffs = {"output": float((y - y_ref).abs().max()),
              "input.grad": float((x_par.grad - x_ref.grad).abs().max())}
-    ref_grads = ref.grads_for()
-    for name, g in par.named_grads().items():
-        full, how = ref_grads[name]
-        diffs[f"{name}.grad"] = float((g - slice_like_rank(full, how, rank, world)).abs().max())
+    diffs.update(gradient_diffs(par, ref))
 
     partials = {}
     for site, row in (("attention.g", par.attention.dense), ("mlp.g", par.mlp.dense_4h_to_h)):

@@ -1,0 +1,149 @@
+"""One forward pass of a real encoder, kept for every view of a page rerun."""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from core.text import clean
+
+# Token caps (docs/ARCHITECTURE.md, "Bad input"): a heatmap past 128 rows is unreadable and heavy to
+# send; bertviz draws one SVG line per (layer, head, query, key), so it is capped lower, at 64.
+MAX_TOKENS = 128
+MAX_TOKENS_BERTVIZ = 64
+MAX_CHARS = 2000
+
+
+@dataclass
+class Encoding:
+    """What one forward pass of the encoder gives the attention views."""
+    tokens: list[str]
+    input_ids: list[int]
+    token_type_ids: list[int]
+    sentence_b_start: int | None      # first position of sentence B, None for one sentence
+    attentions: np.ndarray            # (L, H, T, T) float32, the model's own output_attentions
+    hidden_states: list[torch.Tensor]  # L+1 tensors (T, d_model); [l] is the input of layer l
+    notices: list[str]                # notice codes: empty, truncated, invisible_removed, tokens_capped, ...
+    n_tokens_full: int                # tokens before the cap
+    max_tokens: int
+    forward_seconds: float
+    text: str = ""                    # the cleaned text that was encoded
+    text_b: str | None = None
+    special: dict[str, list[int]] = field(default_factory=dict)  # "cls"/"sep" -> positions
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def num_layers(self) -> int:
+        return int(self.attentions.shape[0])
+
+    @property
+    def num_heads(self) -> int:
+        return int(self.attentions.shape[1])
+
+    @property
+    def empty(self) -> bool:
+        return "empty" in self.notices
+
+
+_CACHE: "OrderedDict[tuple, Encoding]" = OrderedDict()
+_CACHE_SIZE = 8
+_LOCK = threading.Lock()
+
+
+def _clean(text: str | None, max_chars: int) -> tuple[str, list[str]]:
+    c = clean(text, max_chars=max_chars)
+    return c.text, list(c.notices)
+
+
+def encode(bundle, text: str | None, text_b: str | None = None, *, max_tokens: int = MAX_TOKENS,
+           max_chars: int = MAX_CHARS) -> Encoding:
+    """Clean, tokenize (capped at ``max_tokens`` wordpieces, [CLS] and [SEP] included) and run the
+    encoder once with ``output_attentions`` and ``output_hidden_states``.
+
+    The last few results are kept, so that every figure of a page rerun shares one forward pass.
+    Empty text still encodes ([CLS] [SEP]); ``notices`` then holds ``empty`` for the page to say so.
+    """
+    a, notices = _clean(text, max_chars)
+    b = None
+    if text_b is not None and str(text_b).strip():
+        b, notices_b = _clean(text_b, max_chars)
+        notices += [n for n in notices_b if n not in notices and n != "empty"]
+        b = b or None
+    model = bundle.encoder
+    key = (model, a, b, int(max_tokens), int(max_chars))
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is None:
+            # the same text under another cap that did not cut it has the very same tokens
+            hit = next((e for k, e in _CACHE.items() if k[:3] == key[:3] and k[4] == key[4]
+                        and e.n_tokens_full <= max_tokens and "tokens_capped" not in e.notices), None)
+        if hit is not None:
+            _CACHE[key] = hit
+            _CACHE.move_to_end(key)
+            return hit
+    enc = _encode_uncached(bundle, a, b, notices, max_tokens)
+    with _LOCK:
+        _CACHE[key] = enc
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return enc
+
+
+def _encode_uncached(bundle, a: str, b: str | None, notices: list[str], max_tokens: int) -> Encoding:
+    tok = bundle.tokenizer
+    if max_tokens < 3:
+        raise ValueError("max_tokens must leave room for [CLS], one token and [SEP]")
+    full = tok(a, b, add_special_tokens=True)
+    n_full = len(full["input_ids"])
+    if n_full > max_tokens:
+        # longest_first trims the longer sentence of a pair first, so both keep some tokens.
+        batch = tok(a, b, add_special_tokens=True, truncation="longest_first", max_length=max_tokens)
+        notices = notices + ["tokens_capped"]
+    else:
+        batch = full
+    ids = list(batch["input_ids"])
+    types = list(batch.get("token_type_ids") or [0] * len(ids))
+    tokens = tok.convert_ids_to_tokens(ids)
+    device = getattr(bundle, "device", None) or next(bundle.encoder.parameters()).device
+    input_ids = torch.tensor([ids], device=device)
+    token_type_ids = torch.tensor([types], device=device)
+    model = bundle.encoder
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        out = model(input_ids=input_ids, token_type_ids=token_type_ids,
+                    attention_mask=torch.ones_like(input_ids),
+                    output_attentions=True, output_hidden_states=True)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    seconds = time.perf_counter() - t0
+    if not out.attentions or out.attentions[0] is None:
+        raise RuntimeError("the model returned no attentions: load it with attn_implementation='eager'")
+    attn = torch.stack([a_[0] for a_ in out.attentions]).float().cpu().numpy()  # (L, H, T, T)
+    hidden = [h[0].detach() for h in out.hidden_states]                          # L+1 × (T, d_model)
+    b_start = types.index(1) if b is not None and 1 in types else None
+    special = {
+        "cls": [i for i, t in enumerate(ids) if t == tok.cls_token_id],
+        "sep": [i for i, t in enumerate(ids) if t == tok.sep_token_id],
+    }
+    return Encoding(tokens=tokens, input_ids=ids, token_type_ids=types, sentence_b_start=b_start,
+                    attentions=attn, hidden_states=hidden, notices=notices, n_tokens_full=n_full,
+                    max_tokens=max_tokens, forward_seconds=seconds, text=a, text_b=b, special=special)
+
+
+def clear_cache() -> None:
+    with _LOCK:
+        _CACHE.clear()
+
+
+def _layer(bundle, layer: int):
+    layers = bundle.encoder.encoder.layer
+    if not 0 <= layer < len(layers):
+        raise IndexError(f"layer {layer} is not in 0..{len(layers) - 1}")
+    return layers[layer]
