@@ -55,3 +55,25 @@ def test_rule_catches_each_form_of_import(tmp_path):
         "core/bad.py:1: imports streamlit", "core/bad.py:3: imports ui.i18n",
         "core/bad.py:4: imports streamlit.components.v1"]
     assert violations("pages", tmp_path) == ["pages/p.py:1: imports torch.nn"]
+
+
+def softmax_calls(path: Path) -> list[int]:
+    """Lines where a softmax is called (torch.softmax, x.softmax, F.softmax, nn.Softmax)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+            if name in ("softmax", "Softmax"):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_one_attention_kernel():
+    """Attention weights are computed in core/attention/kernel.py only: the glass box, the Megatron
+    layers and the bertviz neuron check call scaled_dot_product_attention instead of a softmax."""
+    users = [*sorted((ROOT / "core" / "attention").glob("*.py")), ROOT / "core" / "megatron" / "layers.py",
+             ROOT / "core" / "bertviz_views.py"]
+    found = {str(p.relative_to(ROOT)): softmax_calls(p) for p in users if softmax_calls(p)}
+    assert list(found) == ["core/attention/kernel.py"], found
+    for path in users[-2:]:
+        assert "scaled_dot_product_attention(" in path.read_text(encoding="utf-8"), path

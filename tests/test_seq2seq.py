@@ -13,18 +13,34 @@ import torch
 from core.seq2seq import BahdanauAttention
 from core.seq2seq.evaluate import predict
 from core.seq2seq.explain import bottleneck, check_input, trace
-from core.seq2seq.tasks import (DATE_FORMATS, FIRST_DAY, LAST_DAY, MAX_COPY_LEN, _split_of, get_task,
-                                parse_date, spell_date)
-from core.seq2seq.train import (CHECKPOINT_DIR, TrainConfig, encode_batch, load_checkpoint, make_model,
-                                read_manifest, train)
+from core.seq2seq.tasks import (
+    DATE_FORMATS,
+    FIRST_DAY,
+    LAST_DAY,
+    MAX_COPY_LEN,
+    Example,
+    _split_of,
+    get_task,
+    parse_date,
+    spell_date,
+)
+from core.seq2seq.train import (
+    CHECKPOINT_DIR,
+    TrainConfig,
+    encode_batch,
+    load_checkpoint,
+    make_model,
+    read_manifest,
+    train,
+)
 
 
 # ---------------------------------------------------------------- BahdanauAttention
 def _hand_attention(att: BahdanauAttention, query, keys, mask):
     """e_ij = v_a^T tanh(W_a s + b_W + U_a h_j + b_U), softmax over the unmasked j, c = Σ α h,
     written as plain Python loops over float64 numbers (no torch ops)."""
-    W = att.W_a.weight.double().tolist(); bW = att.W_a.bias.double().tolist()
-    U = att.U_a.weight.double().tolist(); bU = att.U_a.bias.double().tolist()
+    W, bW = att.W_a.weight.double().tolist(), att.W_a.bias.double().tolist()
+    U, bU = att.U_a.weight.double().tolist(), att.U_a.bias.double().tolist()
     v = att.v_a.weight.double()[0].tolist()
     q_all, k_all, m_all = query.double().tolist(), keys.double().tolist(), mask.tolist()
     energies, weights, contexts = [], [], []
@@ -39,7 +55,9 @@ def _hand_attention(att: BahdanauAttention, query, keys, mask):
         z = sum(math.exp(e[j] - top) for j in real)
         alpha = [math.exp(e[j] - top) / z if m[j] else 0.0 for j in range(len(K))]
         ctx = [sum(alpha[j] * K[j][d] for j in range(len(K))) for d in range(len(K[0]))]
-        energies.append(e); weights.append(alpha); contexts.append(ctx)
+        energies.append(e)
+        weights.append(alpha)
+        contexts.append(ctx)
     return energies, weights, contexts
 
 
@@ -71,7 +89,8 @@ def test_padding_content_cannot_leak_into_the_context():
     q, k = torch.randn(2, 4), torch.randn(2, 5, 4)
     mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 0, 0, 0]], dtype=torch.bool)
     c1, w1 = att(q, k, mask)
-    k2 = k.clone(); k2[~mask] = 1e3
+    k2 = k.clone()
+    k2[~mask] = 1e3
     c2, w2 = att(q, k2, mask)
     assert torch.allclose(c1, c2) and torch.allclose(w1, w2)
 
@@ -328,10 +347,34 @@ def test_alignments_the_lesson_text_describes():
     assert tr.output_text == "2026-12-02" and tr.source[tr.argmax_inputs()[5]] == "十"
 
 
-def test_bottleneck_view_marks_positions():
+@pytest.mark.parametrize("said,marks", [("abc", [True, True, True]), ("abd", [True, True, False]),
+                                        ("ab", [True, True, False]), ("xbcd", [False, True, True])])
+def test_bottleneck_view_marks_each_position_of_the_target(said, marks, monkeypatch):
+    """What the model says is fixed by hand (greedy decoding stubbed), so each mark is known:
+    a position is right when the output has the target's character there."""
     task = get_task("copy")
     model = load_checkpoint(CHECKPOINT_DIR / "copy-none.safetensors")
+    real = model.greedy
+
+    def greedy(src, lens, trace=False):
+        _, enc, extra = real(src, lens, trace=trace)
+        return torch.tensor([task.tgt_vocab.encode(said)]), enc, extra
+
+    monkeypatch.setattr(model, "greedy", greedy)
     view = bottleneck(model, task, "abc")
-    assert len(view.c) == model.cfg.annotation_dim and view.target == "abc"
-    assert view.position_correct == [i < len(view.output) and view.output[i] == ch for i, ch in enumerate("abc")]
-    assert view.correct == (view.output == "abc")
+    assert (view.output, view.target, view.position_correct, view.correct) == (said, "abc", marks, said == "abc")
+
+
+def test_bottleneck_c_is_the_last_forward_and_first_backward_annotation():
+    # Sutskever-style c from a bidirectional encoder: [→h_T ; ←h_1] (Bahdanau et al. 2014, §3.2),
+    # read here from the per-position annotations instead of the GRU's final states.
+    task = get_task("copy")
+    model = load_checkpoint(CHECKPOINT_DIR / "copy-none.safetensors")
+    view = bottleneck(model, task, "abcd")
+    src, lens, _, _ = encode_batch(task, [Example("abcd", "abcd")], torch.device("cpu"))
+    with torch.no_grad():
+        ann = model.encoder(src, lens).annotations[0]                   # (T, D)
+    H = ann.shape[-1] // 2 if model.encoder.bidirectional else ann.shape[-1]
+    T = int(lens[0])
+    expected = torch.cat([ann[T - 1, :H], ann[0, H:]]) if model.encoder.bidirectional else ann[T - 1]
+    torch.testing.assert_close(torch.tensor(view.c), expected.float(), rtol=0, atol=1e-6)
