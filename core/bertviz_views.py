@@ -38,7 +38,7 @@ import numpy as np
 
 from core import attention as attn_core
 
-BYTES_BUDGET = 2_000_000  # per view, at 64 tokens (DESIGN.md performance budget)
+BYTES_BUDGET = 2_000_000  # per view, at 64 tokens (docs/ARCHITECTURE.md, Budgets)
 NEURON_CHECK_TOLERANCE = 1e-4
 KINDS = ("head", "model", "neuron")
 
