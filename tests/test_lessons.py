@@ -344,3 +344,26 @@ def test_cached_catalog_never_raises_while_another_session_reloads(tmp_path):
     finally:
         g["load_catalog"], g["_signature"] = saved
     assert errors == [] and wrong == []
+
+
+def test_app_survives_lesson_files_that_are_not_utf8(lessons_copy, monkeypatch):
+    """Issue 15: one Notepad-saved lesson took down every page, home included. Now home renders and
+    the broken lesson shows its error card naming the file, in place of its text."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest import run_lesson
+
+    toml = lessons_copy / "03-bahdanau" / "lesson.toml"
+    toml.write_bytes(toml.read_text(encoding="utf-8").encode("utf-16"))
+    en = lessons_copy / "01-nlp-tasks" / "en.md"
+    en.write_bytes(en.read_text(encoding="utf-8").replace("\n", "\n注意力 ", 1).encode("big5", errors="replace"))
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(lessons_copy))
+    home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    home.query_params["lang"] = "en"
+    home.run()
+    assert not home.exception, [e.value for e in home.exception]
+    lesson = run_lesson("nlp-tasks", "en")
+    assert not lesson.exception, [e.value for e in lesson.exception]
+    assert [e.value for e in lesson.error] == ["This lesson could not be shown"]
+    assert any(c.value.startswith("lessons/01-nlp-tasks/en.md:2: en.md is not UTF-8 text")
+               or "01-nlp-tasks/en.md:2: en.md is not UTF-8 text" in c.value for c in lesson.code)
