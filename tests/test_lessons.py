@@ -367,3 +367,21 @@ def test_app_survives_lesson_files_that_are_not_utf8(lessons_copy, monkeypatch):
     assert [e.value for e in lesson.error] == ["This lesson could not be shown"]
     assert any(c.value.startswith("lessons/01-nlp-tasks/en.md:2: en.md is not UTF-8 text")
                or "01-nlp-tasks/en.md:2: en.md is not UTF-8 text" in c.value for c in lesson.code)
+
+
+def test_registered_lesson_checks_run_and_a_failing_check_is_a_problem_not_a_crash(lessons_copy, monkeypatch):
+    from core.lessons import Problem, rel
+
+    def no_pages_over_seven(lesson, catalog):
+        if lesson.page and lesson.order > 7:
+            return [Problem(rel(lesson.folder / "lesson.toml"), 1, f"page of {lesson.id} is late")]
+        return []
+
+    def broken(lesson, catalog):
+        raise KeyError("oops")
+
+    monkeypatch.setattr("core.lessons.checks.LESSON_CHECKS", [no_pages_over_seven, broken])
+    catalog = load_catalog(lessons_copy)
+    reasons = {lesson.id: [p.reason for p in lesson.problems] for lesson in catalog.lessons}
+    assert reasons["megatron"][0] == "page of megatron is late"
+    assert all(any("check broken failed: KeyError" in r for r in rs) for rs in reasons.values())
