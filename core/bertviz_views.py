@@ -21,6 +21,7 @@ model classes (it cannot load today's checkpoints offline); we recompute them fr
 weights (:func:`core.attention.explain_head`'s path) and show the view only when that recomputation
 reproduces the model's attentions.
 """
+
 from __future__ import annotations
 
 import base64
@@ -100,8 +101,13 @@ def _bridge() -> str:
 def json_for_script(obj) -> str:
     """JSON that is safe inside a <script> element: no '</script>', no '<!--', no line separators."""
     s = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-    return (s.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        s.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def _inline_script(js: str) -> str:
@@ -117,23 +123,32 @@ def pretty_tokens(tokens) -> list[str]:
 @dataclass
 class BertvizView:
     kind: str
-    html: str | None          # the frame's document; None when the view cannot be drawn
+    html: str | None  # the frame's document; None when the view cannot be drawn
     supported: bool
-    reason_code: str | None = None   # why not (translated by the page): "neuron_mismatch", ...
-    reason: str | None = None        # the same in plain English, for logs and the CLI
+    reason_code: str | None = None  # why not (translated by the page): "neuron_mismatch", ...
+    reason: str | None = None  # the same in plain English, for logs and the CLI
     n_bytes: int = 0
     n_tokens: int = 0
     notices: list[str] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)
-    n_tokens_full: int = 0           # tokens the input had before the cap
+    n_tokens_full: int = 0  # tokens the input had before the cap
 
 
-DEFAULT_LABELS = {"layer": "Layer", "head": "Head", "attention": "Attention", "all": "All",
-                  "aa": "Sentence A -> Sentence A", "bb": "Sentence B -> Sentence B",
-                  "ab": "Sentence A -> Sentence B", "ba": "Sentence B -> Sentence A"}
+DEFAULT_LABELS = {
+    "layer": "Layer",
+    "head": "Head",
+    "attention": "Attention",
+    "all": "All",
+    "aa": "Sentence A -> Sentence A",
+    "bb": "Sentence B -> Sentence B",
+    "ab": "Sentence A -> Sentence B",
+    "ba": "Sentence B -> Sentence A",
+}
 
-_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-        "img-src data:; font-src data:; connect-src 'none'")
+_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src data:; font-src data:; connect-src 'none'"
+)
 
 
 def _controls(kind: str, pair: bool, labels: dict[str, str]) -> str:
@@ -154,8 +169,18 @@ def _controls(kind: str, pair: bool, labels: dict[str, str]) -> str:
     return " ".join(parts)
 
 
-def render(kind: str, tokens, attentions, *, sentence_b_start: int | None = None, layer: int = 0,
-           head: int = 0, queries=None, keys=None, labels: dict[str, str] | None = None) -> str:
+def render(
+    kind: str,
+    tokens,
+    attentions,
+    *,
+    sentence_b_start: int | None = None,
+    layer: int = 0,
+    head: int = 0,
+    queries=None,
+    keys=None,
+    labels: dict[str, str] | None = None,
+) -> str:
     """The frame document for one view. attentions: (L, H, T, T); queries/keys: (L, H, T, d_k)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
@@ -163,8 +188,15 @@ def render(kind: str, tokens, attentions, *, sentence_b_start: int | None = None
     L, H, T, _ = A.shape
     root = "bertviz-" + uuid.uuid4().hex
     payload = {
-        "kind": kind, "root": root, "L": L, "H": H, "T": T, "layer": int(layer), "head": int(head),
-        "tokens": pretty_tokens(tokens), "b_start": sentence_b_start,
+        "kind": kind,
+        "root": root,
+        "L": L,
+        "H": H,
+        "T": T,
+        "layer": int(layer),
+        "head": int(head),
+        "tokens": pretty_tokens(tokens),
+        "b_start": sentence_b_start,
         "attn": base64.b64encode(np.rint(np.clip(A, 0, 1) * 255).astype(np.uint8).tobytes()).decode("ascii"),
     }
     if kind == "neuron":
@@ -175,27 +207,29 @@ def render(kind: str, tokens, attentions, *, sentence_b_start: int | None = None
         payload["k"] = base64.b64encode(k.astype("<f2").tobytes()).decode("ascii")
     labels = {**DEFAULT_LABELS, **(labels or {})}
     pair = sentence_b_start is not None and 0 < sentence_b_start < T
-    return "".join([
-        "<!doctype html><html><head><meta charset=\"utf-8\">",
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-        "<style>body{margin:0;font-family:'Helvetica Neue',Helvetica,Arial,sans-serif;background:#fff}"
-        "select{font-size:14px;margin:0 8px 6px 0}#vis{overflow:hidden}</style></head><body>",
-        # d3 and jQuery first, before require.js exists, so they install plain globals instead of
-        # anonymous AMD modules; then they are named for RequireJS so bertviz's requirejs() finds them
-        # already defined and never consults its CDN paths.
-        _inline_script(asset("d3")),
-        _inline_script(asset("jquery")),
-        _inline_script(asset("require")),
-        "<script>define('d3',[],function(){return window.d3;});"
-        "define('jquery',[],function(){return window.jQuery;});</script>",
-        f'<div id="{root}" style="padding:4px"><span style="user-select:none">',
-        _controls(kind, pair, labels),
-        "</span><div id=\"vis\"></div></div>",
-        f'<script type="application/json" id="attnlab-payload">{json_for_script(payload)}</script>',
-        _inline_script(_bridge()),
-        _inline_script(view_script(kind)),
-        "</body></html>",
-    ])
+    return "".join(
+        [
+            '<!doctype html><html><head><meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+            "<style>body{margin:0;font-family:'Helvetica Neue',Helvetica,Arial,sans-serif;background:#fff}"
+            "select{font-size:14px;margin:0 8px 6px 0}#vis{overflow:hidden}</style></head><body>",
+            # d3 and jQuery first, before require.js exists, so they install plain globals instead of
+            # anonymous AMD modules; then they are named for RequireJS so bertviz's requirejs() finds them
+            # already defined and never consults its CDN paths.
+            _inline_script(asset("d3")),
+            _inline_script(asset("jquery")),
+            _inline_script(asset("require")),
+            "<script>define('d3',[],function(){return window.d3;});"
+            "define('jquery',[],function(){return window.jQuery;});</script>",
+            f'<div id="{root}" style="padding:4px"><span style="user-select:none">',
+            _controls(kind, pair, labels),
+            '</span><div id="vis"></div></div>',
+            f'<script type="application/json" id="attnlab-payload">{json_for_script(payload)}</script>',
+            _inline_script(_bridge()),
+            _inline_script(view_script(kind)),
+            "</body></html>",
+        ]
+    )
 
 
 def _neuron_check(bundle, enc) -> tuple[bool, str | None, str | None, np.ndarray | None, np.ndarray | None]:
@@ -212,21 +246,35 @@ def _neuron_check(bundle, enc) -> tuple[bool, str | None, str | None, np.ndarray
             vs.append(v.double().cpu())
     except AttributeError as exc:
         return False, "neuron_no_qk", f"the model's layers expose no query/key projections ({exc})", None, None
-    Q = torch.stack(qs)                                          # (L, H, T, d_k)
-    K = torch.stack(ks)                                          # (L, H, T, d_k)
+    Q = torch.stack(qs)  # (L, H, T, d_k)
+    K = torch.stack(ks)  # (L, H, T, d_k)
     # the app's one kernel, in float64: softmax(Q K^T / sqrt(d_k))
     _, W = attn_core.scaled_dot_product_attention(Q.double(), K.double(), torch.stack(vs))  # (L, H, T, T)
     diff = float((W - torch.from_numpy(enc.attentions).double()).abs().max())
     if diff > NEURON_CHECK_TOLERANCE:
-        return (False, "neuron_mismatch",
-                f"softmax(q·k/√d_k) differs from the model's attention by {diff:.2g}: this model's "
-                "attention is not plain scaled dot-product, so q and k would not explain it", None, None)
+        return (
+            False,
+            "neuron_mismatch",
+            f"softmax(q·k/√d_k) differs from the model's attention by {diff:.2g}: this model's "
+            "attention is not plain scaled dot-product, so q and k would not explain it",
+            None,
+            None,
+        )
     return True, None, None, Q.numpy(), K.numpy()
 
 
-def build(bundle, text: str | None, kind: str, text_b: str | None = None, *, layer: int = 0, head: int = 0,
-          max_tokens: int = attn_core.MAX_TOKENS_BERTVIZ, labels: dict[str, str] | None = None,
-          bytes_budget: int = BYTES_BUDGET) -> BertvizView:
+def build(
+    bundle,
+    text: str | None,
+    kind: str,
+    text_b: str | None = None,
+    *,
+    layer: int = 0,
+    head: int = 0,
+    max_tokens: int = attn_core.MAX_TOKENS_BERTVIZ,
+    labels: dict[str, str] | None = None,
+    bytes_budget: int = BYTES_BUDGET,
+) -> BertvizView:
     """One bertviz view for the page: encode (capped at ``max_tokens``), check, render, measure.
 
     When the document would pass ``bytes_budget`` (a larger model than the default), the token cap
@@ -242,11 +290,20 @@ def build(bundle, text: str | None, kind: str, text_b: str | None = None, *, lay
         if kind == "neuron":
             ok, code, why, q, k = _neuron_check(bundle, enc)
             if not ok:
-                return BertvizView(kind, None, False, code, why, 0, enc.n_tokens, notices, list(enc.tokens),
-                                   enc.n_tokens_full)
-        doc = render(kind, enc.tokens, enc.attentions, sentence_b_start=enc.sentence_b_start,
-                     layer=min(layer, enc.num_layers - 1), head=min(head, enc.num_heads - 1),
-                     queries=q, keys=k, labels=labels)
+                return BertvizView(
+                    kind, None, False, code, why, 0, enc.n_tokens, notices, list(enc.tokens), enc.n_tokens_full
+                )
+        doc = render(
+            kind,
+            enc.tokens,
+            enc.attentions,
+            sentence_b_start=enc.sentence_b_start,
+            layer=min(layer, enc.num_layers - 1),
+            head=min(head, enc.num_heads - 1),
+            queries=q,
+            keys=k,
+            labels=labels,
+        )
         size = len(doc.encode("utf-8"))
         if size > bytes_budget and enc.n_tokens > 8:
             cap = max(8, int(enc.n_tokens * 0.8))  # a larger model than the default: fewer tokens
@@ -255,8 +312,9 @@ def build(bundle, text: str | None, kind: str, text_b: str | None = None, *, lay
             notices.append("bertviz_bytes_capped")
         if size > bytes_budget:
             notices.append("bertviz_over_budget")
-        return BertvizView(kind, doc, True, None, None, size, enc.n_tokens, notices, list(enc.tokens),
-                           enc.n_tokens_full)
+        return BertvizView(
+            kind, doc, True, None, None, size, enc.n_tokens, notices, list(enc.tokens), enc.n_tokens_full
+        )
 
 
 if __name__ == "__main__":  # python -m core.bertviz_views "some text" > view.html
@@ -265,8 +323,11 @@ if __name__ == "__main__":  # python -m core.bertviz_views "some text" > view.ht
     from core.bert import load
 
     b = load()
-    v = build(b, sys.argv[1] if len(sys.argv) > 1 else "The animal didn't cross the street.",
-              sys.argv[2] if len(sys.argv) > 2 else "head")
+    v = build(
+        b,
+        sys.argv[1] if len(sys.argv) > 1 else "The animal didn't cross the street.",
+        sys.argv[2] if len(sys.argv) > 2 else "head",
+    )
     if v.html is None:
         print(v.reason, file=sys.stderr)
         sys.exit(1)

@@ -1,5 +1,6 @@
 """The layering rule, read from the source: core/ computes and never imports streamlit or ui/;
 pages/ lay out and never import torch themselves (they go through core/ and ui/)."""
+
 from __future__ import annotations
 
 import ast
@@ -48,12 +49,16 @@ def test_rule_catches_each_form_of_import(tmp_path):
         "import streamlit as st\n"
         "def f():\n    from ui.i18n import t\n"
         "mod = __import__('streamlit.components.v1')\n"
-        "import streamlit_like\nfrom .ui import x\n", encoding="utf-8")
+        "import streamlit_like\nfrom .ui import x\n",
+        encoding="utf-8",
+    )
     (tmp_path / "pages").mkdir()
     (tmp_path / "pages" / "p.py").write_text("import torch.nn\nimport torchvision_like\n", encoding="utf-8")
     assert violations("core", tmp_path) == [
-        "core/bad.py:1: imports streamlit", "core/bad.py:3: imports ui.i18n",
-        "core/bad.py:4: imports streamlit.components.v1"]
+        "core/bad.py:1: imports streamlit",
+        "core/bad.py:3: imports ui.i18n",
+        "core/bad.py:4: imports streamlit.components.v1",
+    ]
     assert violations("pages", tmp_path) == ["pages/p.py:1: imports torch.nn"]
 
 
@@ -71,8 +76,11 @@ def softmax_calls(path: Path) -> list[int]:
 def test_one_attention_kernel():
     """Attention weights are computed in core/attention/kernel.py only: the glass box, the Megatron
     layers and the bertviz neuron check call scaled_dot_product_attention instead of a softmax."""
-    users = [*sorted((ROOT / "core" / "attention").glob("*.py")), ROOT / "core" / "megatron" / "layers.py",
-             ROOT / "core" / "bertviz_views.py"]
+    users = [
+        *sorted((ROOT / "core" / "attention").glob("*.py")),
+        ROOT / "core" / "megatron" / "layers.py",
+        ROOT / "core" / "bertviz_views.py",
+    ]
     found = {str(p.relative_to(ROOT)): softmax_calls(p) for p in users if softmax_calls(p)}
     assert list(found) == ["core/attention/kernel.py"], found
     for path in users[-2:]:

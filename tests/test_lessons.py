@@ -1,4 +1,5 @@
 """The lesson catalog and `python -m core.lessons check`."""
+
 from __future__ import annotations
 
 import shutil
@@ -10,13 +11,27 @@ import pytest
 
 from core.lessons import LANGS, ROOT, load_catalog, split_steps
 
-EXPECTED_ORDER = ["home", "nlp-tasks", "seq2seq", "bahdanau", "self-attention", "multi-head",
-                  "bert-inputs", "bert-outputs", "megatron"]
+EXPECTED_ORDER = [
+    "home",
+    "nlp-tasks",
+    "seq2seq",
+    "bahdanau",
+    "self-attention",
+    "multi-head",
+    "bert-inputs",
+    "bert-outputs",
+    "megatron",
+]
 
 
 def check(lessons: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core.lessons", "check", "--lessons", str(lessons)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "core.lessons", "check", "--lessons", str(lessons)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture
@@ -57,8 +72,12 @@ def test_lessons_zero_and_one_are_complete_not_outlines():
             text = lesson.text(lang)
             assert "coming soon" not in text.lower() and "即將推出" not in text
     nlp = catalog.get("nlp-tasks")
-    assert [s.anchor for s in nlp.steps("en")][1:5] == ["labeling", "classification", "sentence-relations",
-                                                        "generation"]
+    assert [s.anchor for s in nlp.steps("en")][1:5] == [
+        "labeling",
+        "classification",
+        "sentence-relations",
+        "generation",
+    ]
     zh = nlp.text("zh-TW")
     for phrase in ("序列標注", "情感分析因子", "納斯達克", "positive", "neutral", "negative", "機器寫詩"):
         assert phrase in zh
@@ -104,8 +123,9 @@ def test_missing_language_duplicate_id_bad_link_and_anchor_mismatch(lessons_copy
 
 def test_material_icon_is_refused_because_it_needs_the_internet(lessons_copy):
     toml = lessons_copy / "00-home" / "lesson.toml"
-    toml.write_text(toml.read_text(encoding="utf-8").replace('icon = "🏠"', 'icon = ":material/home:"'),
-                    encoding="utf-8")
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace('icon = "🏠"', 'icon = ":material/home:"'), encoding="utf-8"
+    )
     out = check(lessons_copy).stdout
     assert "00-home/lesson.toml:4: use one emoji as the icon" in out
 
@@ -175,6 +195,7 @@ def test_block_problems_name_the_line_and_the_valid_choices():
 
 # ---- Markdown the old line regexes got wrong (a CommonMark parser now reads it) -------------------
 
+
 def _anchors(md: str) -> list[str]:
     return [s.anchor for s in split_steps(md)]
 
@@ -194,7 +215,11 @@ def test_tilde_fences_hide_headings_and_carry_widget_blocks():
     assert [s.anchor for s in steps] == ["intro", "a"]
     (block,) = [s for s in steps[1].segments if isinstance(s, Block)]
     assert (block.name, block.line, block.end_line, block.raw_args) == (
-        "attention-heatmap", 8, 11, (("text", "hi", 9), ("layer", "1", 10)))
+        "attention-heatmap",
+        8,
+        11,
+        (("text", "hi", 9), ("layer", "1", 10)),
+    )
     assert block.problems == () and steps[1].segments[-1] == "after"
 
 
@@ -236,6 +261,7 @@ def test_links_in_code_and_comments_are_not_checked():
 
 
 # ---- a lesson file that is not UTF-8 (issue 15) ---------------------------------------------------
+
 
 def test_utf16_lesson_toml_breaks_only_its_own_lesson(lessons_copy):
     toml = lessons_copy / "03-bahdanau" / "lesson.toml"
@@ -280,8 +306,16 @@ def test_utf8_byte_order_mark_is_accepted(lessons_copy):
 
 # ---- `new` with odd titles (issue 15) --------------------------------------------------------------
 
-ODD_TITLES = ["back\\slash", "C:\\new\\table", "two\nlines", 'a "quoted" word', "tab\there, bell\x07, del\x7f",
-              "trailing backslash\\", "emoji 🎉, RTL שלום, CJK 注意力", "{braces} and \\u0041 literally"]
+ODD_TITLES = [
+    "back\\slash",
+    "C:\\new\\table",
+    "two\nlines",
+    'a "quoted" word',
+    "tab\there, bell\x07, del\x7f",
+    "trailing backslash\\",
+    "emoji 🎉, RTL שלום, CJK 注意力",
+    "{braces} and \\u0041 literally",
+]
 
 
 @pytest.mark.parametrize("title", ODD_TITLES)
@@ -300,6 +334,7 @@ def test_new_lesson_writes_toml_that_reads_back_the_exact_title(lessons_copy, ti
 
 
 # ---- the shared catalog cache under concurrent reads and edits -----------------------------------
+
 
 def test_cached_catalog_never_raises_while_another_session_reloads(tmp_path):
     """Two sessions asking for catalogs whose signatures differ (an instructor saving a lesson while
@@ -365,8 +400,11 @@ def test_app_survives_lesson_files_that_are_not_utf8(lessons_copy, monkeypatch):
     lesson = run_lesson("nlp-tasks", "en")
     assert not lesson.exception, [e.value for e in lesson.exception]
     assert [e.value for e in lesson.error] == ["This lesson could not be shown"]
-    assert any(c.value.startswith("lessons/01-nlp-tasks/en.md:2: en.md is not UTF-8 text")
-               or "01-nlp-tasks/en.md:2: en.md is not UTF-8 text" in c.value for c in lesson.code)
+    assert any(
+        c.value.startswith("lessons/01-nlp-tasks/en.md:2: en.md is not UTF-8 text")
+        or "01-nlp-tasks/en.md:2: en.md is not UTF-8 text" in c.value
+        for c in lesson.code
+    )
 
 
 def test_registered_lesson_checks_run_and_a_failing_check_is_a_problem_not_a_crash(lessons_copy, monkeypatch):

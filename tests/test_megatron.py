@@ -1,5 +1,6 @@
 """Lesson 8 core: tensor-parallel layers (in-process in float64, and a real 2-rank torchrun run),
 pipeline schedules, and the calculators against figures published in the papers."""
+
 from __future__ import annotations
 
 import json
@@ -42,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # ---- f and g, one process ------------------------------------------------------------------
 
+
 def test_f_and_g_are_identities_at_world_size_one_and_log_every_call():
     clear_log()
     x = torch.randn(3, 5, requires_grad=True)
@@ -56,6 +58,7 @@ def test_f_and_g_are_identities_at_world_size_one_and_log_every_call():
 
 # ---- the slicing math: t ranks simulated in one process, float64 ----------------------------
 
+
 @pytest.mark.parametrize("t", [2, 4])
 def test_parallel_mlp_partials_sum_to_the_unsharded_mlp(t):
     torch.manual_seed(0)
@@ -65,7 +68,7 @@ def test_parallel_mlp_partials_sum_to_the_unsharded_mlp(t):
     parts = []
     for r in range(t):
         par = ParallelMLP(ref, r, t)
-        par(x)                                        # at world size 1, g returns the partial + bias
+        par(x)  # at world size 1, g returns the partial + bias
         parts.append(par.dense_4h_to_h.last_partial)
     got = sum(parts) + ref.dense_4h_to_h.bias
     assert torch.allclose(got, expected, atol=1e-12, rtol=0)
@@ -115,9 +118,9 @@ def test_column_parallel_input_gradients_sum_to_the_reference_gradient():
     for r in range(3):
         col = ColumnParallelLinear(lin.weight, lin.bias, r, 3)
         xr = x.detach().clone().requires_grad_(True)
-        col(xr).backward(g[:, 4 * r:4 * (r + 1)])
+        col(xr).backward(g[:, 4 * r : 4 * (r + 1)])
         total += xr.grad
-        assert torch.allclose(col.weight.grad, lin.weight.grad[4 * r:4 * (r + 1)], atol=1e-12)
+        assert torch.allclose(col.weight.grad, lin.weight.grad[4 * r : 4 * (r + 1)], atol=1e-12)
     assert torch.allclose(total, x.grad, atol=1e-12)
 
 
@@ -157,8 +160,14 @@ def test_parallel_and_reference_layers_share_megatrons_parameter_names():
     par = ParallelTransformerLayer(ref, 0, 2)
     names = [name for name, _ in par.named_parameters()]
     assert names == [name for name, _ in ref.named_parameters()]
-    assert {"attention.query_key_value.weight", "attention.dense.weight", "mlp.dense_h_to_4h.weight",
-            "mlp.dense_4h_to_h.weight", "input_layernorm.weight", "post_attention_layernorm.bias"} <= set(names)
+    assert {
+        "attention.query_key_value.weight",
+        "attention.dense.weight",
+        "mlp.dense_h_to_4h.weight",
+        "mlp.dense_4h_to_h.weight",
+        "input_layernorm.weight",
+        "post_attention_layernorm.bias",
+    } <= set(names)
 
 
 def test_gradient_check_at_one_rank_matches_autograd_and_catches_a_wrong_gradient():
@@ -191,6 +200,7 @@ def test_reference_build_is_deterministic():
 
 # ---- the real thing: torchrun, gloo, 2 ranks --------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def demo2():
     return run_demo(2, timeout=120)
@@ -202,8 +212,13 @@ def test_two_rank_torchrun_demo_matches_the_unsharded_layer(demo2):
     expected = "nccl" if torch.cuda.is_available() and torch.cuda.device_count() >= 2 else "gloo"
     assert demo2["world_size"] == 2 and demo2["backend"] == expected
     diffs = demo2["max_abs_diff"]
-    assert {"output", "input.grad", "attention.query_key_value.weight.grad",
-            "mlp.dense_4h_to_h.weight.grad", "input_layernorm.weight.grad"} <= set(diffs)
+    assert {
+        "output",
+        "input.grad",
+        "attention.query_key_value.weight.grad",
+        "mlp.dense_4h_to_h.weight.grad",
+        "input_layernorm.weight.grad",
+    } <= set(diffs)
     assert len(diffs) == 14
     assert max(diffs.values()) < 1e-4
     assert max(demo2["embedding"]["max_abs_diff"].values()) < 1e-5
@@ -214,26 +229,35 @@ def test_one_layer_needs_two_all_reduces_forward_and_two_backward(demo2):
     log = demo2["collectives"]
     assert demo2["all_reduces"] == {"forward": 2, "backward": 2}
     assert [(c["operator"], c["direction"], c["site"]) for c in log] == [
-        ("g", "forward", "attention.g"), ("g", "forward", "mlp.g"),
-        ("f", "backward", "mlp.f"), ("f", "backward", "attention.f")]
+        ("g", "forward", "attention.g"),
+        ("g", "forward", "mlp.g"),
+        ("f", "backward", "mlp.f"),
+        ("f", "backward", "attention.f"),
+    ]
     cfg = demo2["config"]
-    nbytes = cfg["batch"] * cfg["seq"] * cfg["hidden"] * 4       # one (b, s, h) float32 tensor
+    nbytes = cfg["batch"] * cfg["seq"] * cfg["hidden"] * 4  # one (b, s, h) float32 tensor
     assert all(c["op"] == "all_reduce" and not c["skipped"] and c["bytes"] == nbytes for c in log)
     assert demo2["same_log_on_every_rank"]
 
 
 def test_shards_tile_each_weight_exactly_once(demo2):
     cfg = demo2["config"]
-    for name in ("attention.query_key_value.weight", "mlp.dense_h_to_4h.weight",
-                 "attention.dense.weight", "mlp.dense_4h_to_h.weight"):
+    for name in (
+        "attention.query_key_value.weight",
+        "mlp.dense_h_to_4h.weight",
+        "attention.dense.weight",
+        "mlp.dense_4h_to_h.weight",
+    ):
         covered = []
         for shards in demo2["shards"].values():
             s = next(x for x in shards if x["name"] == name)
             covered += [i for lo, hi in s["ranges"] for i in range(lo, hi)]
         full = s["global_shape"][s["split_dim"]]
         assert sorted(covered) == list(range(full)), name
-    assert next(x for x in demo2["shards"]["0"] if x["name"] == "mlp.dense_h_to_4h.weight")[
-        "local_shape"] == [cfg["ffn"] // 2, cfg["hidden"]]
+    assert next(x for x in demo2["shards"]["0"] if x["name"] == "mlp.dense_h_to_4h.weight")["local_shape"] == [
+        cfg["ffn"] // 2,
+        cfg["hidden"],
+    ]
 
 
 def test_partials_from_each_rank_sum_to_the_all_reduced_value(demo2):
@@ -288,15 +312,24 @@ def test_bad_rank_counts_are_refused_without_starting_anything():
 
 # ---- pipeline schedules: measured on the drawing vs the formula -----------------------------
 
-@pytest.mark.parametrize("kind,p,m,v", [("gpipe", 4, 8, 1), ("1f1b", 4, 8, 1), ("1f1b", 8, 3, 1),
-                                        ("interleaved", 4, 8, 2), ("interleaved", 4, 8, 4),
-                                        ("interleaved", 2, 6, 3), ("gpipe", 1, 5, 1)])
+
+@pytest.mark.parametrize(
+    "kind,p,m,v",
+    [
+        ("gpipe", 4, 8, 1),
+        ("1f1b", 4, 8, 1),
+        ("1f1b", 8, 3, 1),
+        ("interleaved", 4, 8, 2),
+        ("interleaved", 4, 8, 4),
+        ("interleaved", 2, 6, 3),
+        ("gpipe", 1, 5, 1),
+    ],
+)
 def test_measured_bubble_equals_the_papers_formula(kind, p, m, v):
     tl = timeline(kind, p, m, v)
     # Narayanan et al. 2021, section 2.2: (p-1)/m, and (p-1)/(v m) when interleaved
     assert tl["measured_bubble_fraction"] == pytest.approx((p - 1) / (v * m), abs=1e-9)
-    assert tl["measured_bubble_fraction"] == pytest.approx(
-        calc.bubble(p, m, v)["bubble_fraction"], abs=1e-9)
+    assert tl["measured_bubble_fraction"] == pytest.approx(calc.bubble(p, m, v)["bubble_fraction"], abs=1e-9)
     # every device does each forward and backward exactly once per chunk
     assert len(tl["ops"]) == 2 * p * m * v
 
@@ -323,6 +356,7 @@ def test_interleaved_needs_m_multiple_of_p():
 
 
 # ---- calculators against published figures ---------------------------------------------------
+
 
 @pytest.mark.parametrize("row", story.NARAYANAN_TABLE1, ids=lambda r: f"{r[0]}B")
 def test_eq2_reproduces_narayanan_table1_parameter_counts(row):
@@ -365,17 +399,20 @@ def test_zero_memory_stage0_ignores_dp_and_stage3_divides_everything():
     assert calc.zero_memory(1e9, 8, 3)["bytes_per_device"] == 2e9
     rows = calc.zero_holdings(4, 2)
     assert {(r["state"], r["sharded"]) for r in rows} == {
-        ("parameters_fp16", False), ("gradients_fp16", True), ("optimizer_states", True)}
+        ("parameters_fp16", False),
+        ("gradients_fp16", True),
+        ("optimizer_states", True),
+    }
 
 
 def _float64_activation(s, b, h, a, t, sp, selective):
     # Korthikanti et al. 2022, section 4, counted term by term in bytes (16-bit):
-    attn_linear = 11 * s * b * h            # QKV input 2, Q K 4, V 2, proj input 2, dropout mask 1
-    attn_scores = 5 * a * s * s * b         # softmax out 2, dropout mask 1, dropout out 2
+    attn_linear = 11 * s * b * h  # QKV input 2, Q K 4, V 2, proj input 2, dropout mask 1
+    attn_scores = 5 * a * s * s * b  # softmax out 2, dropout mask 1, dropout out 2
     mlp = 19 * s * b * h
     norms = 4 * s * b * h
-    parallel_part = 24 * s * b * h / t      # inputs inside the split regions
-    replicated = 10 * s * b * h             # LN inputs 4, dropouts 2, attention/MLP inputs 4
+    parallel_part = 24 * s * b * h / t  # inputs inside the split regions
+    replicated = 10 * s * b * h  # LN inputs 4, dropouts 2, attention/MLP inputs 4
     assert attn_linear + mlp + norms == replicated + parallel_part * t
     scores = 0 if selective else attn_scores / t
     return (replicated / t if sp else replicated) + parallel_part + scores
@@ -427,6 +464,7 @@ def test_bubble_formula_and_idle_share():
 
 # ---- the Megatron-BERT story: the paper's own numbers ----------------------------------------
 
+
 def test_bert_configs_reproduce_the_parameter_counts_of_table4():
     # Each row's (layers, hidden) must give the paper's rounded count ("params_paper") by an exact
     # weight count and by eq. (2); heads follow "hidden size per attention head ... 64" (section 5.3).
@@ -443,10 +481,18 @@ def test_bert_configs_reproduce_the_parameter_counts_of_table4():
 
 def test_bert_exact_count_matches_a_real_bert_module():
     from transformers import BertConfig, BertForMaskedLM
-    cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                     intermediate_size=128, max_position_embeddings=16, type_vocab_size=2)
+
+    cfg = BertConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=16,
+        type_vocab_size=2,
+    )
     model = BertForMaskedLM(cfg)
-    n = sum(p.numel() for p in model.parameters())   # the MLM decoder is tied to the embeddings
+    n = sum(p.numel() for p in model.parameters())  # the MLM decoder is tied to the embeddings
     pooler = 32 * 32 + 32 if model.bert.pooler is None else 0
     assert story.bert_params_exact(2, 32, vocab=100, seq=16) == n + pooler
 
@@ -467,7 +513,8 @@ def test_scaling_numbers_are_consistent_with_the_abstract():
     # Shoeybi et al. 2019, abstract: 15.1 PFLOP/s on 512 GPUs is 76% of linear scaling from
     # 39 TFLOP/s on one GPU.
     assert story.SCALING_EFFICIENCY_512 * 512 * story.BASELINE_TFLOPS / 1000 == pytest.approx(
-        story.SUSTAINED_PFLOPS, abs=0.1)
+        story.SUSTAINED_PFLOPS, abs=0.1
+    )
     # Table 1 configurations reproduce their parameter counts with eq. (2), V = 51,200, s = 1024
     for c in story.SCALING_CONFIGS:
         assert round(calc.params(c["layers"], c["hidden"], 51200, 1024)["params"] / 1e9, 1) == c["params_b"]
@@ -475,8 +522,10 @@ def test_scaling_numbers_are_consistent_with_the_abstract():
 
 # ---- layer-norm order ------------------------------------------------------------------------
 
+
 def test_pre_and_post_ln_differ_only_in_order():
     from core.megatron.ln_order import Encoder
+
     torch.manual_seed(0)
     post = Encoder(10, 6, 16, 2, 2, pre_ln=False)
     torch.manual_seed(0)
@@ -492,6 +541,7 @@ def test_pre_and_post_ln_differ_only_in_order():
 
 def test_ln_comparison_runs_and_reports_both_curves():
     from core.megatron.ln_order import train_compare
+
     r = train_compare(layers=2, steps=5, d=16, heads=2, seq=8, batch=8)
     assert set(r["curves"]) == {"post_ln", "pre_ln"} and len(r["curves"]["pre_ln"]) == 5
     assert r["chance_loss"] == pytest.approx(math.log(24))
@@ -501,35 +551,73 @@ def test_ln_comparison_runs_and_reports_both_curves():
 
 # ---- CLI -----------------------------------------------------------------------------------------
 
+
 def _cli(*args):
-    p = subprocess.run([sys.executable, "-m", "core.megatron", *args], cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "core.megatron", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     return p.returncode, p.stdout, p.stderr
 
 
 def test_cli_calculators_print_json():
-    rc, out, _ = _cli("params", "--layers", "128", "--hidden", "25600", "--vocab", "51200",
-                      "--seq", "2048", "--json")
+    rc, out, _ = _cli("params", "--layers", "128", "--hidden", "25600", "--vocab", "51200", "--seq", "2048", "--json")
     assert rc == 0 and round(json.loads(out)["params_billions"], 1) == 1008.0
     rc, out, _ = _cli("memory", "--params", "7.5B", "--dp", "64", "--zero-stage", "3", "--json")
     assert rc == 0 and round(json.loads(out)["gb_per_device"], 1) == 1.9
-    rc, out, _ = _cli("activations", "--seq", "2048", "--batch", "1", "--hidden", "12288",
-                      "--heads", "96", "--layers", "96", "--tp", "8", "--sp", "--recompute",
-                      "selective", "--json")
+    rc, out, _ = _cli(
+        "activations",
+        "--seq",
+        "2048",
+        "--batch",
+        "1",
+        "--hidden",
+        "12288",
+        "--heads",
+        "96",
+        "--layers",
+        "96",
+        "--tp",
+        "8",
+        "--sp",
+        "--recompute",
+        "selective",
+        "--json",
+    )
     assert rc == 0 and json.loads(out)["formula"] == "s b h (34/t)"
     rc, out, _ = _cli("bubble", "--pipeline", "4", "--microbatches", "8", "--interleave", "2", "--json")
     assert rc == 0 and json.loads(out)["bubble_fraction"] == 3 / 16
-    rc, out, _ = _cli("flops", "--layers", "96", "--hidden", "12288", "--vocab", "51200", "--seq",
-                      "2048", "--batch", "1536", "--tokens", "300B", "--gpus", "1024", "--tflops",
-                      "140", "--json")
+    rc, out, _ = _cli(
+        "flops",
+        "--layers",
+        "96",
+        "--hidden",
+        "12288",
+        "--vocab",
+        "51200",
+        "--seq",
+        "2048",
+        "--batch",
+        "1536",
+        "--tokens",
+        "300B",
+        "--gpus",
+        "1024",
+        "--tflops",
+        "140",
+        "--json",
+    )
     assert rc == 0 and round(json.loads(out)["training_time"]["days"]) == 34
 
 
-@pytest.mark.parametrize("args", [["memory", "--params", "abc", "--dp", "4"],
-                                  ["memory", "--params", "-5", "--dp", "4"],
-                                  ["bubble", "--pipeline", "0", "--microbatches", "4"],
-                                  ["flops", "--layers", "2", "--hidden", "8", "--vocab", "8",
-                                   "--seq", "8", "--batch", "1", "--tokens", "1e9"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["memory", "--params", "abc", "--dp", "4"],
+        ["memory", "--params", "-5", "--dp", "4"],
+        ["bubble", "--pipeline", "0", "--microbatches", "4"],
+        ["flops", "--layers", "2", "--hidden", "8", "--vocab", "8", "--seq", "8", "--batch", "1", "--tokens", "1e9"],
+    ],
+)
 def test_cli_bad_input_gives_a_clear_message(args):
     rc, out, err = _cli(*args, "--json")
     assert rc != 0
@@ -539,6 +627,7 @@ def test_cli_bad_input_gives_a_clear_message(args):
 
 
 # ---- formulas written once: what is printed is what is computed ------------------------------
+
 
 def test_printed_formulas_expand_to_independent_counts():
     import sympy as sp

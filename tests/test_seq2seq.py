@@ -1,5 +1,6 @@
 """Core tests for lessons 2-3: BahdanauAttention against a float64 hand computation, the toy
 tasks, training that lowers the loss, and the committed checkpoints against their manifest."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -178,12 +179,22 @@ def test_copy_and_reverse(name):
     assert task.bucket(1) == (1, 5) and task.bucket(40) == (36, 40)
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("", "empty"), ("   ", "empty"), ("\u200b\u200b", "empty"),
-    ("a" * 41, "too_long"), ("x" * 10_000, "too_long"),
-    ("héllo", "unknown_chars"), ("abc😀", "unknown_chars"), ("<script>alert(1)</script>", "unknown_chars"),
-    ("שלום", "unknown_chars"), ("注意力", "unknown_chars"), ("ABC", "unknown_chars"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("\u200b\u200b", "empty"),
+        ("a" * 41, "too_long"),
+        ("x" * 10_000, "too_long"),
+        ("héllo", "unknown_chars"),
+        ("abc😀", "unknown_chars"),
+        ("<script>alert(1)</script>", "unknown_chars"),
+        ("שלום", "unknown_chars"),
+        ("注意力", "unknown_chars"),
+        ("ABC", "unknown_chars"),
+    ],
+)
 def test_check_input_rejects_bad_text_with_a_reason(text, problem):
     chk = check_input(get_task("copy"), text)
     assert not chk.ok and chk.problem == problem
@@ -213,15 +224,24 @@ def test_training_lowers_the_loss_and_can_be_cancelled():
     assert res.steps == 60 and last < 0.7 * first, (first, last)
 
     seen = []
-    stop = train("copy", "none", TrainConfig(steps=50, batch_size=8, eval_every=5, valid_size=5, threads=1),
-                 on_progress=lambda p: seen.append(p.step) or False, model_overrides=tiny)
+    stop = train(
+        "copy",
+        "none",
+        TrainConfig(steps=50, batch_size=8, eval_every=5, valid_size=5, threads=1),
+        on_progress=lambda p: seen.append(p.step) or False,
+        model_overrides=tiny,
+    )
     assert stop.cancelled and seen == [5] and stop.steps == 5
 
 
 def test_time_cap_stops_training_and_still_scores_the_model():
     tiny = dict(emb_dim=8, enc_hidden=8, dec_hidden=16, attn_dim=8)
-    res = train("date", "none", TrainConfig(steps=500, batch_size=8, eval_every=100, valid_size=10,
-                                            max_seconds=0.0, threads=1), model_overrides=tiny)
+    res = train(
+        "date",
+        "none",
+        TrainConfig(steps=500, batch_size=8, eval_every=100, valid_size=10, max_seconds=0.0, threads=1),
+        model_overrides=tiny,
+    )
     assert res.steps == 1 and not res.cancelled and 0.0 <= res.valid_acc <= 1.0 and len(res.losses) == 1
 
 
@@ -237,8 +257,9 @@ def test_live_configs_are_capped():
 
 def test_live_training_reports_alignment_snapshots():
     tiny = dict(emb_dim=8, enc_hidden=8, dec_hidden=16, attn_dim=8)
-    cfg = TrainConfig(steps=20, batch_size=16, eval_every=10, snapshot_every=5, valid_size=10,
-                      probe="2026年12月2日", threads=1)
+    cfg = TrainConfig(
+        steps=20, batch_size=16, eval_every=10, snapshot_every=5, valid_size=10, probe="2026年12月2日", threads=1
+    )
     res = train("date", "bahdanau", cfg, model_overrides=tiny)
     assert [p.step for p in res.snapshots] == [5, 10, 15, 20]
     for p in res.snapshots:
@@ -252,8 +273,13 @@ MANIFEST = read_manifest()
 
 def test_manifest_lists_small_committed_checkpoints():
     files = {e["file"] for e in MANIFEST["checkpoints"]}
-    assert files == {"date-bahdanau.safetensors", "copy-none.safetensors", "copy-bahdanau.safetensors",
-                     "reverse-none.safetensors", "reverse-bahdanau.safetensors"}
+    assert files == {
+        "date-bahdanau.safetensors",
+        "copy-none.safetensors",
+        "copy-bahdanau.safetensors",
+        "reverse-none.safetensors",
+        "reverse-bahdanau.safetensors",
+    }
     for e in MANIFEST["checkpoints"]:
         path = CHECKPOINT_DIR / e["file"]
         assert path.stat().st_size <= 2 * 1024 * 1024 and path.stat().st_size == e["bytes"]
@@ -326,7 +352,7 @@ def test_trace_is_consistent_with_its_own_numbers():
     tr = trace(model, task, "2026年12月2日")
     assert tr.output_text == predict(model, task, ["2026年12月2日"])[0]
     assert tr.outputs[-1] == "</s>" and len(tr.weights) == len(tr.outputs)
-    ann = torch.tensor(tr.annotations, dtype=torch.float64)               # (T, 2H)
+    ann = torch.tensor(tr.annotations, dtype=torch.float64)  # (T, 2H)
     for e, a, c in zip(tr.energies, tr.weights, tr.contexts):
         a_ref = torch.softmax(torch.tensor(e, dtype=torch.float64), 0)
         assert torch.allclose(torch.tensor(a, dtype=torch.float64), a_ref, atol=1e-6)
@@ -347,8 +373,15 @@ def test_alignments_the_lesson_text_describes():
     assert tr.output_text == "2026-12-02" and tr.source[tr.argmax_inputs()[5]] == "十"
 
 
-@pytest.mark.parametrize("said,marks", [("abc", [True, True, True]), ("abd", [True, True, False]),
-                                        ("ab", [True, True, False]), ("xbcd", [False, True, True])])
+@pytest.mark.parametrize(
+    "said,marks",
+    [
+        ("abc", [True, True, True]),
+        ("abd", [True, True, False]),
+        ("ab", [True, True, False]),
+        ("xbcd", [False, True, True]),
+    ],
+)
 def test_bottleneck_view_marks_each_position_of_the_target(said, marks, monkeypatch):
     """What the model says is fixed by hand (greedy decoding stubbed), so each mark is known:
     a position is right when the output has the target's character there."""
@@ -373,7 +406,7 @@ def test_bottleneck_c_is_the_last_forward_and_first_backward_annotation():
     view = bottleneck(model, task, "abcd")
     src, lens, _, _ = encode_batch(task, [Example("abcd", "abcd")], torch.device("cpu"))
     with torch.no_grad():
-        ann = model.encoder(src, lens).annotations[0]                   # (T, D)
+        ann = model.encoder(src, lens).annotations[0]  # (T, D)
     H = ann.shape[-1] // 2 if model.encoder.bidirectional else ann.shape[-1]
     T = int(lens[0])
     expected = torch.cat([ann[T - 1, :H], ann[0, H:]]) if model.encoder.bidirectional else ann[T - 1]

@@ -15,6 +15,7 @@
 torch is imported here: this package is only imported by the attention pages and the Megatron
 layers, never by the home page.
 """
+
 from core.attention.encoding import (
     MAX_CHARS,
     MAX_TOKENS,
@@ -46,10 +47,33 @@ from core.attention.scaling import ScalingStudy, scaling_study
 from core.attention.tables import matrix_frame, rollout_table, weights_table
 
 __all__ = [
-    "FALLBACK_TAG", "MAX_CHARS", "MAX_TOKENS", "MAX_TOKENS_BERTVIZ", "SUMMARY_METRICS", "TAG_RULES",
-    "Encoding", "HeadExplanation", "HeadSummaries", "MultiHeadAttention", "MultiHeadParts",
-    "ProjectionExplanation", "ScalingStudy", "TagRule", "_head_projections", "attention_rollout",
-    "clear_cache", "concat_projection", "encode", "explain_head", "head_summaries", "matrix_frame",
-    "rollout", "rollout_table", "scaled_dot_product_attention", "scaling_study", "summarize", "tag_head",
+    "FALLBACK_TAG",
+    "MAX_CHARS",
+    "MAX_TOKENS",
+    "MAX_TOKENS_BERTVIZ",
+    "SUMMARY_METRICS",
+    "TAG_RULES",
+    "Encoding",
+    "HeadExplanation",
+    "HeadSummaries",
+    "MultiHeadAttention",
+    "MultiHeadParts",
+    "ProjectionExplanation",
+    "ScalingStudy",
+    "TagRule",
+    "_head_projections",
+    "attention_rollout",
+    "clear_cache",
+    "concat_projection",
+    "encode",
+    "explain_head",
+    "head_summaries",
+    "matrix_frame",
+    "rollout",
+    "rollout_table",
+    "scaled_dot_product_attention",
+    "scaling_study",
+    "summarize",
+    "tag_head",
     "weights_table",
 ]

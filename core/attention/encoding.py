@@ -1,4 +1,5 @@
 """One forward pass of a real encoder, kept for every view of a page rerun."""
+
 from __future__ import annotations
 
 import threading
@@ -21,17 +22,18 @@ MAX_CHARS = 2000
 @dataclass
 class Encoding:
     """What one forward pass of the encoder gives the attention views."""
+
     tokens: list[str]
     input_ids: list[int]
     token_type_ids: list[int]
-    sentence_b_start: int | None      # first position of sentence B, None for one sentence
-    attentions: np.ndarray            # (L, H, T, T) float32, the model's own output_attentions
+    sentence_b_start: int | None  # first position of sentence B, None for one sentence
+    attentions: np.ndarray  # (L, H, T, T) float32, the model's own output_attentions
     hidden_states: list[torch.Tensor]  # L+1 tensors (T, d_model); [l] is the input of layer l
-    notices: list[str]                # notice codes: empty, truncated, invisible_removed, tokens_capped, ...
-    n_tokens_full: int                # tokens before the cap
+    notices: list[str]  # notice codes: empty, truncated, invisible_removed, tokens_capped, ...
+    n_tokens_full: int  # tokens before the cap
     max_tokens: int
     forward_seconds: float
-    text: str = ""                    # the cleaned text that was encoded
+    text: str = ""  # the cleaned text that was encoded
     text_b: str | None = None
     special: dict[str, list[int]] = field(default_factory=dict)  # "cls"/"sep" -> positions
 
@@ -62,8 +64,9 @@ def _clean(text: str | None, max_chars: int) -> tuple[str, list[str]]:
     return c.text, list(c.notices)
 
 
-def encode(bundle, text: str | None, text_b: str | None = None, *, max_tokens: int = MAX_TOKENS,
-           max_chars: int = MAX_CHARS) -> Encoding:
+def encode(
+    bundle, text: str | None, text_b: str | None = None, *, max_tokens: int = MAX_TOKENS, max_chars: int = MAX_CHARS
+) -> Encoding:
     """Clean, tokenize (capped at ``max_tokens`` wordpieces, [CLS] and [SEP] included) and run the
     encoder once with ``output_attentions`` and ``output_hidden_states``.
 
@@ -82,8 +85,17 @@ def encode(bundle, text: str | None, text_b: str | None = None, *, max_tokens: i
         hit = _CACHE.get(key)
         if hit is None:
             # the same text under another cap that did not cut it has the very same tokens
-            hit = next((e for k, e in _CACHE.items() if k[:3] == key[:3] and k[4] == key[4]
-                        and e.n_tokens_full <= max_tokens and "tokens_capped" not in e.notices), None)
+            hit = next(
+                (
+                    e
+                    for k, e in _CACHE.items()
+                    if k[:3] == key[:3]
+                    and k[4] == key[4]
+                    and e.n_tokens_full <= max_tokens
+                    and "tokens_capped" not in e.notices
+                ),
+                None,
+            )
         if hit is not None:
             _CACHE[key] = hit
             _CACHE.move_to_end(key)
@@ -117,24 +129,40 @@ def _encode_uncached(bundle, a: str, b: str | None, notices: list[str], max_toke
     model = bundle.encoder
     t0 = time.perf_counter()
     with torch.inference_mode():
-        out = model(input_ids=input_ids, token_type_ids=token_type_ids,
-                    attention_mask=torch.ones_like(input_ids),
-                    output_attentions=True, output_hidden_states=True)
+        out = model(
+            input_ids=input_ids,
+            token_type_ids=token_type_ids,
+            attention_mask=torch.ones_like(input_ids),
+            output_attentions=True,
+            output_hidden_states=True,
+        )
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     seconds = time.perf_counter() - t0
     if not out.attentions or out.attentions[0] is None:
         raise RuntimeError("the model returned no attentions: load it with attn_implementation='eager'")
     attn = torch.stack([a_[0] for a_ in out.attentions]).float().cpu().numpy()  # (L, H, T, T)
-    hidden = [h[0].detach() for h in out.hidden_states]                          # L+1 × (T, d_model)
+    hidden = [h[0].detach() for h in out.hidden_states]  # L+1 × (T, d_model)
     b_start = types.index(1) if b is not None and 1 in types else None
     special = {
         "cls": [i for i, t in enumerate(ids) if t == tok.cls_token_id],
         "sep": [i for i, t in enumerate(ids) if t == tok.sep_token_id],
     }
-    return Encoding(tokens=tokens, input_ids=ids, token_type_ids=types, sentence_b_start=b_start,
-                    attentions=attn, hidden_states=hidden, notices=notices, n_tokens_full=n_full,
-                    max_tokens=max_tokens, forward_seconds=seconds, text=a, text_b=b, special=special)
+    return Encoding(
+        tokens=tokens,
+        input_ids=ids,
+        token_type_ids=types,
+        sentence_b_start=b_start,
+        attentions=attn,
+        hidden_states=hidden,
+        notices=notices,
+        n_tokens_full=n_full,
+        max_tokens=max_tokens,
+        forward_seconds=seconds,
+        text=a,
+        text_b=b,
+        special=special,
+    )
 
 
 def clear_cache() -> None:

@@ -1,4 +1,5 @@
 """Every head summarised and tagged by rules the page prints (Clark et al. 2019)."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,8 @@ from core.attention.encoding import MAX_TOKENS, Encoding, encode
 
 @dataclass(frozen=True)
 class TagRule:
-    tag: str          # the tag's key ("sep_sink", ...); the page translates it
-    metric: str       # the summary column the rule reads
+    tag: str  # the tag's key ("sep_sink", ...); the page translates it
+    metric: str  # the summary column the rule reads
     threshold: float  # the rule fires when metric >= threshold
 
 
@@ -40,7 +41,7 @@ class HeadSummaries:
     num_heads: int
     n_tokens: int
     metrics: dict[str, np.ndarray]  # metric -> (L, H) float64
-    tags: list[list[str]]           # (L, H)
+    tags: list[list[str]]  # (L, H)
     rules: tuple[TagRule, ...] = TAG_RULES
 
     def rows(self) -> list[dict[str, Any]]:
@@ -66,7 +67,7 @@ def head_summaries(attentions, cls_positions: Sequence[int], sep_positions: Sequ
     attentions: (L, H, T, T) rows sum to 1. Entropy is -Σ_j a_ij ln a_ij averaged over rows (nats);
     ``entropy_norm`` divides it by ln T, the entropy of uniform attention.
     """
-    A = np.asarray(attentions, dtype=np.float64)             # (L, H, T, T)
+    A = np.asarray(attentions, dtype=np.float64)  # (L, H, T, T)
     L, H, T, _ = A.shape
     ent = -(A * np.log(np.clip(A, 1e-300, None))).sum(-1).mean(-1)  # (L, H)
     metrics = {
@@ -83,9 +84,9 @@ def head_summaries(attentions, cls_positions: Sequence[int], sep_positions: Sequ
     return HeadSummaries(L, H, T, metrics, tags)
 
 
-def summarize(bundle, text: str | None, text_b: str | None = None, *,
-              max_tokens: int = MAX_TOKENS) -> tuple[Encoding, HeadSummaries]:
+def summarize(
+    bundle, text: str | None, text_b: str | None = None, *, max_tokens: int = MAX_TOKENS
+) -> tuple[Encoding, HeadSummaries]:
     """Encode and summarise every head in one call (for the page)."""
     enc = encode(bundle, text, text_b, max_tokens=max_tokens)
     return enc, head_summaries(enc.attentions, enc.special.get("cls", []), enc.special.get("sep", []))
-

@@ -1,4 +1,5 @@
 """Attention rollout (Abnar & Zuidema 2020, arXiv 2005.00928)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,16 +20,14 @@ def attention_rollout(attentions, residual: bool = True) -> np.ndarray:
     out = np.empty_like(W)
     acc = None
     for l in range(L):
-        A = 0.5 * W[l] + 0.5 * eye if residual else W[l]     # (T, T)
-        A = A / A.sum(axis=-1, keepdims=True)                # rows sum to 1
-        acc = A if acc is None else A @ acc                  # (T, T)
+        A = 0.5 * W[l] + 0.5 * eye if residual else W[l]  # (T, T)
+        A = A / A.sum(axis=-1, keepdims=True)  # rows sum to 1
+        acc = A if acc is None else A @ acc  # (T, T)
         out[l] = acc
     return out
-
 
 
 def rollout(bundle, text: str | None, text_b: str | None = None, *, max_tokens: int = MAX_TOKENS):
     """(Encoding, rollout (L, T, T)) for the page: one call, one figure."""
     enc = encode(bundle, text, text_b, max_tokens=max_tokens)
     return enc, attention_rollout(enc.attentions)
-

@@ -14,6 +14,7 @@ blocks, with markdown-it-py), ``catalog`` (folders to a catalog, the shared cach
 (cross-lesson checks and the :data:`LESSON_CHECKS` hook), ``authoring`` (``new``, ``widgets``),
 ``cli``. See docs/ARCHITECTURE.md.
 """
+
 from core.lessons.authoring import MD_TEMPLATE, TOML_TEMPLATE, describe_widgets, new_lesson, toml_string
 from core.lessons.catalog import Catalog, cached_catalog, load_catalog, load_lesson, load_locale_keys
 from core.lessons.checks import LESSON_CHECKS, LessonCheck, check_markdown
@@ -34,8 +35,33 @@ from core.lessons.model import (
 )
 
 __all__ = [
-    "COMMENT_RE", "ID_RE", "LANGS", "LESSONS_DIR", "LESSON_CHECKS", "LINK_RE", "LOCALES_DIR", "MD_TEMPLATE",
-    "ROOT", "TOML_TEMPLATE", "Catalog", "Lesson", "LessonCheck", "NotUtf8", "Problem", "Step",
-    "cached_catalog", "check_markdown", "describe_widgets", "load_catalog", "load_lesson", "load_locale_keys",
-    "main", "new_lesson", "prose_lines", "read_text", "rel", "split_steps", "toml_string",
+    "COMMENT_RE",
+    "ID_RE",
+    "LANGS",
+    "LESSONS_DIR",
+    "LESSON_CHECKS",
+    "LINK_RE",
+    "LOCALES_DIR",
+    "MD_TEMPLATE",
+    "ROOT",
+    "TOML_TEMPLATE",
+    "Catalog",
+    "Lesson",
+    "LessonCheck",
+    "NotUtf8",
+    "Problem",
+    "Step",
+    "cached_catalog",
+    "check_markdown",
+    "describe_widgets",
+    "load_catalog",
+    "load_lesson",
+    "load_locale_keys",
+    "main",
+    "new_lesson",
+    "prose_lines",
+    "read_text",
+    "rel",
+    "split_steps",
+    "toml_string",
 ]

@@ -1,5 +1,6 @@
 """Writing lessons: ``python -m core.lessons new`` (a folder that shows every feature) and the
 widget list ``python -m core.lessons widgets``."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -116,8 +117,14 @@ Write the first step here.
 }
 
 
-def new_lesson(slug: str, title_zh: str, title_en: str, section: str | None = None,
-               order: int | None = None, lessons_dir: Path | None = None) -> Path:
+def new_lesson(
+    slug: str,
+    title_zh: str,
+    title_en: str,
+    section: str | None = None,
+    order: int | None = None,
+    lessons_dir: Path | None = None,
+) -> Path:
     """Create lessons/<NN-slug>/ with a lesson.toml and both texts, each showing every feature."""
     lessons_dir = lessons_dir_default() if lessons_dir is None else lessons_dir
     if not ID_RE.match(slug):
@@ -136,9 +143,15 @@ def new_lesson(slug: str, title_zh: str, title_en: str, section: str | None = No
         raise ValueError(f"order {order} is taken; free after the last lesson: {max(used) + 1}")
     folder = lessons_dir / f"{order:02d}-{slug}"
     folder.mkdir(parents=True)
-    toml = TOML_TEMPLATE.format(id=slug, order=order, section=section, sections=", ".join(sections),
-                                py=slug.replace("-", "_"), title_zh=toml_string(title_zh),
-                                title_en=toml_string(title_en))
+    toml = TOML_TEMPLATE.format(
+        id=slug,
+        order=order,
+        section=section,
+        sections=", ".join(sections),
+        py=slug.replace("-", "_"),
+        title_zh=toml_string(title_zh),
+        title_en=toml_string(title_en),
+    )
     (folder / "lesson.toml").write_text(toml, encoding="utf-8")
     (folder / "en.md").write_text(MD_TEMPLATE["en"].format(title=_one_line(title_en)), encoding="utf-8")
     (folder / "zh-TW.md").write_text(MD_TEMPLATE["zh-TW"].format(title=_one_line(title_zh)), encoding="utf-8")

@@ -1,5 +1,6 @@
 """Reading lessons/<NN-slug>/ folders into a catalog. Faults are collected, never raised: one broken
 lesson shows its own error card and every other page works."""
+
 from __future__ import annotations
 
 import re
@@ -175,9 +176,13 @@ def _check_section_titles(catalog: Catalog, locales_dir: Path) -> None:
         keys = load_locale_keys(lang, locales_dir)
         for section in sorted({lesson.section for lesson in catalog.lessons}):
             if f"nav.section.{section}" not in keys:
-                catalog.problems.append(Problem(
-                    rel(locales_dir / lang / "nav.toml"), 1,
-                    f"no title for section {section!r}: add section.{section} to nav.toml"))
+                catalog.problems.append(
+                    Problem(
+                        rel(locales_dir / lang / "nav.toml"),
+                        1,
+                        f"no title for section {section!r}: add section.{section} to nav.toml",
+                    )
+                )
 
 
 def load_catalog(lessons_dir: Path | None = None, locales_dir: Path = LOCALES_DIR) -> Catalog:
@@ -198,8 +203,14 @@ _CACHE_LOCK = threading.Lock()
 
 def _signature(lessons_dir: Path) -> tuple:
     """Every file the catalog depends on, with its modification time (cheap: a few dozen stats)."""
-    paths = [lessons_dir, *lessons_dir.glob("*"), *lessons_dir.glob("*/*"), ROOT / "pages",
-             *(ROOT / "pages").glob("*.py"), *LOCALES_DIR.glob("*/nav.toml")]
+    paths = [
+        lessons_dir,
+        *lessons_dir.glob("*"),
+        *lessons_dir.glob("*/*"),
+        ROOT / "pages",
+        *(ROOT / "pages").glob("*.py"),
+        *LOCALES_DIR.glob("*/nav.toml"),
+    ]
     out = []
     for p in sorted(paths):
         try:

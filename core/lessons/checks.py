@@ -1,5 +1,6 @@
 """Checks across a catalog: both languages cut alike, blocks valid, lesson: links resolve; plus the
 per-lesson checks other modules register in :data:`LESSON_CHECKS`."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -56,21 +57,30 @@ def _check_anchors(lesson: Lesson, zh: list, en: list) -> None:
         b = en_a[i] if i < len(en_a) else None
         if a != b:
             line = en[i].line if i < len(en) else (en[-1].line if en else 1)
-            lesson.problems.append(Problem(
-                rel(lesson.markdown_path("en")), line,
-                f"step {i} is {b!r} in en.md but {a!r} in zh-TW.md; both languages need "
-                "the same ## sections and {#anchors} in the same order"))
+            lesson.problems.append(
+                Problem(
+                    rel(lesson.markdown_path("en")),
+                    line,
+                    f"step {i} is {b!r} in en.md but {a!r} in zh-TW.md; both languages need "
+                    "the same ## sections and {#anchors} in the same order",
+                )
+            )
             return
 
 
-def _check_link(where: str, lineno: int, target: str, anchor: str | None, lang: str,
-                anchors: dict) -> list[Problem]:
+def _check_link(where: str, lineno: int, target: str, anchor: str | None, lang: str, anchors: dict) -> list[Problem]:
     if target not in anchors:
         known = ", ".join(sorted(anchors))
         return [Problem(where, lineno, f"link to unknown lesson {target!r} (known: {known})")]
     if anchor and anchor not in anchors[target][lang]:
-        return [Problem(where, lineno, f"link to unknown anchor #{anchor} in lesson {target!r} "
-                                       f"(its anchors: {', '.join(anchors[target][lang])})")]
+        return [
+            Problem(
+                where,
+                lineno,
+                f"link to unknown anchor #{anchor} in lesson {target!r} "
+                f"(its anchors: {', '.join(anchors[target][lang])})",
+            )
+        ]
     return []
 
 
@@ -81,6 +91,7 @@ def run_lesson_checks(catalog: Catalog, checks: Iterable[LessonCheck] | None = N
             try:
                 found = list(check(lesson, catalog))
             except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
-                found = [Problem(rel(lesson.folder / "lesson.toml"), 1,
-                                 f"check {name} failed: {type(exc).__name__}: {exc}")]
+                found = [
+                    Problem(rel(lesson.folder / "lesson.toml"), 1, f"check {name} failed: {type(exc).__name__}: {exc}")
+                ]
             lesson.problems.extend(found)

@@ -1,4 +1,5 @@
 """The command line: ``python -m core.lessons check|list|new|widgets``."""
+
 from __future__ import annotations
 
 import argparse

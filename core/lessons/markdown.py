@@ -7,6 +7,7 @@ or tildes, any fence length) become :class:`core.widgets.Block` segments with th
 text, never a heading or a block. HTML comments are notes for authors and are dropped, except inside
 code, where they are code.
 """
+
 from __future__ import annotations
 
 import re
@@ -55,7 +56,7 @@ def _regions(markdown: str) -> tuple[list[str], dict[int, tuple]]:
             if info:
                 kind = BLOCK
                 closing = lines[hi - 1].strip() if hi - 1 > lo else ""
-                closed = (len(closing) >= len(tok.markup) and set(closing) == {tok.markup[0]})
+                closed = len(closing) >= len(tok.markup) and set(closing) == {tok.markup[0]}
                 starts[lo] = ("block", info["kind"], info["name"], hi, closed, tok.markup)
             else:
                 kind = CODE
@@ -121,12 +122,13 @@ def split_steps(markdown: str) -> list[Step]:
                 flush_text()
                 _, bkind, name, hi, closed, markup = head
                 content_end = hi - 1 if closed else hi
-                content = _blank_comments("\n".join(lines[n + 1:content_end])).split("\n")
+                content = _blank_comments("\n".join(lines[n + 1 : content_end])).split("\n")
                 numbered = [(n + 2 + k, c) for k, c in enumerate(content) if n + 1 + k < content_end]
                 block = parse_block(bkind, name, numbered, n + 1, hi if closed else n + 1)
                 if not closed:
-                    block = replace(block, problems=block.problems
-                                    + ((n + 1, f"this block is never closed with {markup}"),))
+                    block = replace(
+                        block, problems=block.problems + ((n + 1, f"this block is never closed with {markup}"),)
+                    )
                 segments.append(block)
             continue
         body.append(line)

@@ -1,4 +1,5 @@
 """What a lesson is, as data: its card (lesson.toml), its steps, and the problems found in it."""
+
 from __future__ import annotations
 
 import os
@@ -70,8 +71,14 @@ def read_text(path: Path) -> str:
             guess = "UTF-16"
         line = data[: exc.start].count(b"\n") + 1
         found = f"it looks like {guess}" if guess else f"byte 0x{data[exc.start]:02x} at line {line} is not UTF-8"
-        raise NotUtf8(Problem(rel(path), line, f"{path.name} is not UTF-8 text ({found}); save it with the "
-                                                 "encoding UTF-8 (in your editor: Save as / Encoding: UTF-8)")) from None
+        raise NotUtf8(
+            Problem(
+                rel(path),
+                line,
+                f"{path.name} is not UTF-8 text ({found}); save it with the "
+                "encoding UTF-8 (in your editor: Save as / Encoding: UTF-8)",
+            )
+        ) from None
 
 
 @dataclass

@@ -1,4 +1,5 @@
 """python -m core.megatron <demo|params|flops|memory|activations|bubble|schedule> ... [--json]"""
+
 from __future__ import annotations
 
 import argparse
@@ -16,16 +17,21 @@ def _count(text):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m core.megatron",
-                                 description="Megatron-LM model parallelism: live demo and calculators")
+    ap = argparse.ArgumentParser(
+        prog="python -m core.megatron", description="Megatron-LM model parallelism: live demo and calculators"
+    )
     sub = ap.add_subparsers(dest="what", required=True)
 
     d = sub.add_parser("demo", help="tensor-parallel transformer layer on N torchrun workers")
     d.add_argument("--ranks", type=int, default=2, choices=[1, 2, 4])
     d.add_argument("--timeout", type=float, default=60.0)
     d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--fault", choices=["none", "crash", "hang"], default="none",
-                   help="inject a failure on one rank (to see the timeout and cleanup work)")
+    d.add_argument(
+        "--fault",
+        choices=["none", "crash", "hang"],
+        default="none",
+        help="inject a failure on one rank (to see the timeout and cleanup work)",
+    )
     d.add_argument("--fault-rank", type=int, default=1)
 
     p = sub.add_parser("params", help="Narayanan et al. 2021, eq. (2)")
@@ -71,21 +77,24 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args) -> dict:
     if args.what == "demo":
         from core.megatron.demo import run_demo
-        return run_demo(args.ranks, timeout=args.timeout, seed=args.seed, fault=args.fault,
-                        fault_rank=args.fault_rank)
+
+        return run_demo(args.ranks, timeout=args.timeout, seed=args.seed, fault=args.fault, fault_rank=args.fault_rank)
     if args.what == "params":
         return calc.params(args.layers, args.hidden, args.vocab, args.seq)
     if args.what == "flops":
-        return calc.flops(args.layers, args.hidden, args.vocab, args.seq, args.batch,
-                          args.tokens, args.gpus, args.tflops)
+        return calc.flops(
+            args.layers, args.hidden, args.vocab, args.seq, args.batch, args.tokens, args.gpus, args.tflops
+        )
     if args.what == "memory":
         return calc.zero_memory(args.params, args.dp, args.zero_stage)
     if args.what == "activations":
-        return calc.activations(args.seq, args.batch, args.hidden, args.heads, args.layers,
-                                args.tp, args.sp, args.recompute)
+        return calc.activations(
+            args.seq, args.batch, args.hidden, args.heads, args.layers, args.tp, args.sp, args.recompute
+        )
     if args.what == "bubble":
         return calc.bubble(args.pipeline, args.microbatches, args.interleave)
     from core.megatron.schedules import timeline
+
     out = timeline(args.kind, args.pipeline, args.microbatches, args.interleave)
     out.pop("ops")
     return out

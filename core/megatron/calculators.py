@@ -12,6 +12,7 @@ Sources (each function cites its equation):
 - Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
   arXiv 2205.05198, eq. (1)-(6) and Table 2: activation memory per transformer layer.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,26 +47,43 @@ def params(layers: int, hidden: int, vocab: int, seq: int) -> dict:
     """Narayanan et al. 2021, eq. (2): P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h))."""
     _positive(layers=layers, hidden=hidden, vocab=vocab, seq=seq)
     l, h, V, s = layers, hidden, vocab, seq
-    per_layer = 12 * h * h + 13 * h          # 4h^2 attention + 8h^2 MLP weights; 13h biases and norms
-    embeddings = (V + s) * h                 # token and position embeddings
+    per_layer = 12 * h * h + 13 * h  # 4h^2 attention + 8h^2 MLP weights; 13h biases and norms
+    embeddings = (V + s) * h  # token and position embeddings
     total = fm.PARAMS(l=l, h=h, V=V, s=s)
-    return {"equation": fm.PARAMS.source, "formula": fm.text(fm.PARAMS), "latex": fm.latex(fm.PARAMS),
-            "inputs": {"layers": l, "hidden": h, "vocab": V, "seq": s},
-            "params": total, "params_billions": total / 1e9,
-            "breakdown": {"transformer_layers": l * per_layer, "embeddings": embeddings}}
+    return {
+        "equation": fm.PARAMS.source,
+        "formula": fm.text(fm.PARAMS),
+        "latex": fm.latex(fm.PARAMS),
+        "inputs": {"layers": l, "hidden": h, "vocab": V, "seq": s},
+        "params": total,
+        "params_billions": total / 1e9,
+        "breakdown": {"transformer_layers": l * per_layer, "embeddings": embeddings},
+    }
 
 
-def flops(layers: int, hidden: int, vocab: int, seq: int, batch: int,
-          tokens: float | None = None, gpus: int | None = None, tflops: float | None = None) -> dict:
+def flops(
+    layers: int,
+    hidden: int,
+    vocab: int,
+    seq: int,
+    batch: int,
+    tokens: float | None = None,
+    gpus: int | None = None,
+    tflops: float | None = None,
+) -> dict:
     """Narayanan et al. 2021, eq. (3): F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) per iteration,
     counting the forward, the backward (2x forward) and the recomputed forward of activation
     checkpointing. With tokens, gpus and achieved TFLOP/s also eq. (4): time ~ 8 T P / (n X)."""
     _positive(layers=layers, hidden=hidden, vocab=vocab, seq=seq, batch=batch)
     l, h, V, s, B = layers, hidden, vocab, seq, batch
     F = fm.FLOPS(l=l, h=h, V=V, s=s, B=B)
-    out = {"equation": fm.FLOPS.source, "formula": fm.text(fm.FLOPS), "latex": fm.latex(fm.FLOPS),
-           "inputs": {"layers": l, "hidden": h, "vocab": V, "seq": s, "batch": B},
-           "flops_per_iteration": F}
+    out = {
+        "equation": fm.FLOPS.source,
+        "formula": fm.text(fm.FLOPS),
+        "latex": fm.latex(fm.FLOPS),
+        "inputs": {"layers": l, "hidden": h, "vocab": V, "seq": s, "batch": B},
+        "flops_per_iteration": F,
+    }
     given = [v is not None for v in (tokens, gpus, tflops)]
     if any(given):
         if not all(given):
@@ -79,9 +97,14 @@ def training_time(tokens: float, n_params: float, gpus: int, tflops: float) -> d
     _positive(tokens=tokens, params=n_params, gpus=gpus, tflops=tflops)
     seconds = fm.TRAINING_SECONDS(T=tokens, P=n_params, n=gpus, X=tflops * 1e12)
     f = fm.TRAINING_SECONDS
-    return {"equation": f.source, "formula": fm.text(f), "latex": fm.latex(f),
-            "inputs": {"tokens": tokens, "params": n_params, "gpus": gpus, "tflops_per_gpu": tflops},
-            "seconds": seconds, "days": seconds / SECONDS_PER_DAY}
+    return {
+        "equation": f.source,
+        "formula": fm.text(f),
+        "latex": fm.latex(f),
+        "inputs": {"tokens": tokens, "params": n_params, "gpus": gpus, "tflops_per_gpu": tflops},
+        "seconds": seconds,
+        "days": seconds / SECONDS_PER_DAY,
+    }
 
 
 def zero_memory(n_params: float, dp: int, zero_stage: int, k: int = 12) -> dict:
@@ -99,10 +122,16 @@ def zero_memory(n_params: float, dp: int, zero_stage: int, k: int = 12) -> dict:
     parts = {name: f(**values) for name, f in fm.ZERO_PART_FORMULAS[zero_stage].items()}
     f = fm.ZERO[zero_stage]
     total = f(**values)
-    return {"equation": f.source, "formula": fm.text(f), "latex": fm.latex(f),
-            "inputs": {"params": n_params, "dp": dp, "zero_stage": zero_stage, "K": k},
-            "bytes_per_device": total, "gb_per_device": total / 1e9,
-            "breakdown_bytes": parts, "replicated_bytes": fm.ZERO[0](**values)}
+    return {
+        "equation": f.source,
+        "formula": fm.text(f),
+        "latex": fm.latex(f),
+        "inputs": {"params": n_params, "dp": dp, "zero_stage": zero_stage, "K": k},
+        "bytes_per_device": total,
+        "gb_per_device": total / 1e9,
+        "breakdown_bytes": parts,
+        "replicated_bytes": fm.ZERO[0](**values),
+    }
 
 
 def zero_holdings(dp: int, zero_stage: int) -> list[dict]:
@@ -110,20 +139,26 @@ def zero_holdings(dp: int, zero_stage: int) -> list[dict]:
     _positive(dp=dp)
     rows = []
     for d in range(dp):
-        for state, sharded_from in (("parameters_fp16", 3), ("gradients_fp16", 2),
-                                    ("optimizer_states", 1)):
+        for state, sharded_from in (("parameters_fp16", 3), ("gradients_fp16", 2), ("optimizer_states", 1)):
             sharded = zero_stage >= sharded_from
-            rows.append({"device": d, "state": state,
-                         "start": d / dp if sharded else 0.0,
-                         "end": (d + 1) / dp if sharded else 1.0, "sharded": sharded})
+            rows.append(
+                {
+                    "device": d,
+                    "state": state,
+                    "start": d / dp if sharded else 0.0,
+                    "end": (d + 1) / dp if sharded else 1.0,
+                    "sharded": sharded,
+                }
+            )
     return rows
 
 
 RECOMPUTE = ("none", "selective", "full")
 
 
-def activations(seq: int, batch: int, hidden: int, heads: int, layers: int, tp: int = 1,
-                sp: bool = False, recompute: str = "none") -> dict:
+def activations(
+    seq: int, batch: int, hidden: int, heads: int, layers: int, tp: int = 1, sp: bool = False, recompute: str = "none"
+) -> dict:
     """Activation bytes (16-bit) per transformer layer and for the first pipeline stage, which holds
     L layers' worth under 1F1B whatever p is (Korthikanti et al. 2022, Table 2 and eq. (5)-(6)):
       no recompute, tensor parallel:        s b h (10 + 24/t + 5 a s / (h t))      eq. (2)
@@ -137,12 +172,25 @@ def activations(seq: int, batch: int, hidden: int, heads: int, layers: int, tp: 
         raise ValueError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")
     f = fm.ACTIVATIONS[(recompute, bool(sp))]
     per_layer = f(s=seq, b=batch, h=hidden, a=heads, t=tp)
-    return {"equation": "Korthikanti et al. 2022, Table 2 and eq. (1)-(6)", "formula": fm.text(f),
-            "latex": fm.latex(f), "source": f.source,
-            "inputs": {"seq": seq, "batch": batch, "hidden": hidden, "heads": heads, "layers": layers, "tp": tp,
-                       "sp": sp, "recompute": recompute},
-            "bytes_per_layer": per_layer, "bytes_total": per_layer * layers,
-            "gb_total": per_layer * layers / 1e9}
+    return {
+        "equation": "Korthikanti et al. 2022, Table 2 and eq. (1)-(6)",
+        "formula": fm.text(f),
+        "latex": fm.latex(f),
+        "source": f.source,
+        "inputs": {
+            "seq": seq,
+            "batch": batch,
+            "hidden": hidden,
+            "heads": heads,
+            "layers": layers,
+            "tp": tp,
+            "sp": sp,
+            "recompute": recompute,
+        },
+        "bytes_per_layer": per_layer,
+        "bytes_total": per_layer * layers,
+        "gb_total": per_layer * layers / 1e9,
+    }
 
 
 def bubble(pipeline: int, microbatches: int, interleave: int = 1) -> dict:
@@ -152,8 +200,12 @@ def bubble(pipeline: int, microbatches: int, interleave: int = 1) -> dict:
     p, m, v = pipeline, microbatches, interleave
     f = fm.BUBBLE if v == 1 else fm.BUBBLE_INTERLEAVED
     frac = f(p=p, m=m, v=v)
-    return {"equation": "Narayanan et al. 2021, section 2.2", "formula": fm.text(f), "latex": fm.latex(f),
-            "inputs": {"pipeline": p, "microbatches": m, "interleave": v},
-            "bubble_fraction": frac,
-            # the same idle time as a share of the whole iteration, as a timeline shows it
-            "idle_share_of_iteration": frac / (1 + frac)}
+    return {
+        "equation": "Narayanan et al. 2021, section 2.2",
+        "formula": fm.text(f),
+        "latex": fm.latex(f),
+        "inputs": {"pipeline": p, "microbatches": m, "interleave": v},
+        "bubble_fraction": frac,
+        # the same idle time as a share of the whole iteration, as a timeline shows it
+        "idle_share_of_iteration": frac / (1 + frac),
+    }

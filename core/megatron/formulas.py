@@ -5,6 +5,7 @@ Sources: Narayanan et al. 2021 (arXiv 2104.04473) eq. (2)-(4) and section 2.2; R
 2019 (arXiv 1910.02054) section 5 / Figure 1; Korthikanti et al. 2022 (arXiv 2205.05198) Table 2 and
 eq. (1)-(6). Expressions are built unevaluated so that they print in the papers' arrangement.
 """
+
 from __future__ import annotations
 
 import functools
@@ -33,9 +34,9 @@ def _frac(num, den) -> sp.Expr:
 
 @dataclass(frozen=True)
 class Formula:
-    lhs: str              # what the formula computes, in LaTeX ("P", "F", ...)
+    lhs: str  # what the formula computes, in LaTeX ("P", "F", ...)
     expr: sp.Expr
-    source: str           # paper and equation
+    source: str  # paper and equation
 
     @functools.cached_property
     def symbols(self) -> tuple[sp.Symbol, ...]:
@@ -68,14 +69,21 @@ def text(formula: Formula) -> str:
 
 
 # ---- Narayanan et al. 2021 -------------------------------------------------------------------
-PARAMS = Formula("P", _prod(12, l, h**2, _sum(1, _frac(13, _prod(12, h)), _frac(_sum(V, s), _prod(12, l, h)))),
-                 "Narayanan et al. 2021, eq. (2)")
-FLOPS = Formula("F", _prod(96, B, s, l, h**2, _sum(1, _frac(s, _prod(6, h)), _frac(V, _prod(16, l, h)))),
-                "Narayanan et al. 2021, eq. (3)")
+PARAMS = Formula(
+    "P",
+    _prod(12, l, h**2, _sum(1, _frac(13, _prod(12, h)), _frac(_sum(V, s), _prod(12, l, h)))),
+    "Narayanan et al. 2021, eq. (2)",
+)
+FLOPS = Formula(
+    "F",
+    _prod(96, B, s, l, h**2, _sum(1, _frac(s, _prod(6, h)), _frac(V, _prod(16, l, h)))),
+    "Narayanan et al. 2021, eq. (3)",
+)
 TRAINING_SECONDS = Formula(r"\text{time}", _frac(_prod(8, T, P), _prod(n, X)), "Narayanan et al. 2021, eq. (4)")
 BUBBLE = Formula(r"\frac{t_{pb}}{t_{id}}", _frac(_sum(p, -1), m), "Narayanan et al. 2021, section 2.2")
-BUBBLE_INTERLEAVED = Formula(r"\frac{t_{pb}}{t_{id}}", _frac(_sum(p, -1), _prod(v, m)),
-                             "Narayanan et al. 2021, section 2.2.2")
+BUBBLE_INTERLEAVED = Formula(
+    r"\frac{t_{pb}}{t_{id}}", _frac(_sum(p, -1), _prod(v, m)), "Narayanan et al. 2021, section 2.2.2"
+)
 
 # ---- Rajbhandari et al. 2019: model states per device, by ZeRO stage --------------------------
 # Each stage is the sum of its three parts: fp16 parameters, fp16 gradients, optimizer states.
@@ -86,11 +94,16 @@ ZERO_PARTS = {
     3: (_frac(_prod(2, Psi), N_d), _frac(_prod(2, Psi), N_d), _frac(_prod(K, Psi), N_d)),
 }
 ZERO_PART_NAMES = ("parameters_fp16", "gradients_fp16", "optimizer_states")
-ZERO = {stage: Formula(r"\text{bytes}", _sum(*parts), "Rajbhandari et al. 2019, section 5 and Figure 1")
-        for stage, parts in ZERO_PARTS.items()}
-ZERO_PART_FORMULAS = {stage: {name: Formula(name, part, "Rajbhandari et al. 2019, section 5")
-                              for name, part in zip(ZERO_PART_NAMES, parts)}
-                      for stage, parts in ZERO_PARTS.items()}
+ZERO = {
+    stage: Formula(r"\text{bytes}", _sum(*parts), "Rajbhandari et al. 2019, section 5 and Figure 1")
+    for stage, parts in ZERO_PARTS.items()
+}
+ZERO_PART_FORMULAS = {
+    stage: {
+        name: Formula(name, part, "Rajbhandari et al. 2019, section 5") for name, part in zip(ZERO_PART_NAMES, parts)
+    }
+    for stage, parts in ZERO_PARTS.items()
+}
 
 # ---- Korthikanti et al. 2022: activation bytes per transformer layer --------------------------
 _SCORES = _frac(_prod(5, a, s), _prod(h, t))

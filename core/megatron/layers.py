@@ -10,6 +10,7 @@ Every parallel module is built from the master (unsharded) weights by slicing, t
 CPU initialisation does it, so the sharded layer can be checked number for number against the
 unsharded one.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,10 +30,10 @@ from core.megatron.mappings import (
 class LayerConfig:
     hidden: int = 64
     heads: int = 8
-    ffn: int = 256       # 4h, as in BERT and Megatron
+    ffn: int = 256  # 4h, as in BERT and Megatron
     seq: int = 8
     batch: int = 2
-    vocab: int = 96      # for the VocabParallelEmbedding check
+    vocab: int = 96  # for the VocabParallelEmbedding check
     eps: float = 1e-5
 
     def check(self, world_size: int) -> None:
@@ -49,8 +50,13 @@ def _split(n: int, rank: int, world_size: int) -> tuple[int, int]:
 
 
 def _shard(name: str, full_shape, dim: int, ranges: list[tuple[int, int]], local_shape) -> dict:
-    return {"name": name, "global_shape": list(full_shape), "local_shape": list(local_shape),
-            "split_dim": dim, "ranges": [list(r) for r in ranges]}
+    return {
+        "name": name,
+        "global_shape": list(full_shape),
+        "local_shape": list(local_shape),
+        "split_dim": dim,
+        "ranges": [list(r) for r in ranges],
+    }
 
 
 class ColumnParallelLinear(nn.Module):
@@ -60,8 +66,16 @@ class ColumnParallelLinear(nn.Module):
     query/key/value weight [W_Q; W_K; W_V] gives each rank its own heads of Q, K and V.
     """
 
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor, rank: int, world_size: int,
-                 groups: int = 1, name: str = "column", site: str = "f"):
+    def __init__(
+        self,
+        weight: torch.Tensor,
+        bias: torch.Tensor,
+        rank: int,
+        world_size: int,
+        groups: int = 1,
+        name: str = "column",
+        site: str = "f",
+    ):
         super().__init__()
         out_features, in_features = weight.shape
         block = out_features // groups
@@ -71,84 +85,97 @@ class ColumnParallelLinear(nn.Module):
             self.ranges.append((g * block + lo, g * block + hi))
         rows = torch.cat([torch.arange(lo, hi) for lo, hi in self.ranges]).to(weight.device)
         self.weight = nn.Parameter(weight.detach()[rows].clone())  # (out/t, in)
-        self.bias = nn.Parameter(bias.detach()[rows].clone())      # (out/t,)
+        self.bias = nn.Parameter(bias.detach()[rows].clone())  # (out/t,)
         self.full_shape = (out_features, in_features)
         self.name, self.site = name, site
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = copy_to_tensor_model_parallel_region(x, self.site)  # f: identity now, all-reduce in backward
-        return F.linear(x, self.weight, self.bias)              # (..., out/t)
+        return F.linear(x, self.weight, self.bias)  # (..., out/t)
 
     def shards(self) -> list[dict]:
-        return [_shard(f"{self.name}.weight", self.full_shape, 0, self.ranges, self.weight.shape),
-                _shard(f"{self.name}.bias", self.full_shape[:1], 0, self.ranges, self.bias.shape)]
+        return [
+            _shard(f"{self.name}.weight", self.full_shape, 0, self.ranges, self.weight.shape),
+            _shard(f"{self.name}.bias", self.full_shape[:1], 0, self.ranges, self.bias.shape),
+        ]
 
 
 class RowParallelLinear(nn.Module):
     """Y = sum_i X_i A_i^T + b, with A split along its input features; input already split."""
 
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor, rank: int, world_size: int,
-                 name: str = "row", site: str = "g", in_groups: int = 1):
+    def __init__(
+        self,
+        weight: torch.Tensor,
+        bias: torch.Tensor,
+        rank: int,
+        world_size: int,
+        name: str = "row",
+        site: str = "g",
+        in_groups: int = 1,
+    ):
         super().__init__()
         out_features, in_features = weight.shape
         lo, hi = _split(in_features, rank, world_size)
         self.ranges = [(lo, hi)]
         self.weight = nn.Parameter(weight.detach()[:, lo:hi].clone())  # (out, in/t)
         # The bias is added once, after the reduction; every rank keeps a full copy.
-        self.bias = nn.Parameter(bias.detach().clone())                # (out,)
+        self.bias = nn.Parameter(bias.detach().clone())  # (out,)
         self.full_shape = (out_features, in_features)
         self.name, self.site = name, site
         self.last_partial: torch.Tensor | None = None
         self.last_reduced: torch.Tensor | None = None
 
     def forward(self, x_i: torch.Tensor) -> torch.Tensor:
-        partial = F.linear(x_i, self.weight)                   # (..., out): this rank's X_i A_i^T
+        partial = F.linear(x_i, self.weight)  # (..., out): this rank's X_i A_i^T
         self.last_partial = partial.detach()
         y = reduce_from_tensor_model_parallel_region(partial, self.site)  # g: sum over ranks
         self.last_reduced = y.detach()
         return y + self.bias
 
     def shards(self) -> list[dict]:
-        return [_shard(f"{self.name}.weight", self.full_shape, 1, self.ranges, self.weight.shape),
-                _shard(f"{self.name}.bias", self.full_shape[:1], None, [(0, self.full_shape[0])],
-                       self.bias.shape)]
+        return [
+            _shard(f"{self.name}.weight", self.full_shape, 1, self.ranges, self.weight.shape),
+            _shard(f"{self.name}.bias", self.full_shape[:1], None, [(0, self.full_shape[0])], self.bias.shape),
+        ]
 
 
 class VocabParallelEmbedding(nn.Module):
     """The embedding table E split along the vocabulary (Shoeybi et al. 2019, section 3)."""
 
-    def __init__(self, weight: torch.Tensor, rank: int, world_size: int, name: str = "embedding",
-                 site: str = "embedding.g"):
+    def __init__(
+        self, weight: torch.Tensor, rank: int, world_size: int, name: str = "embedding", site: str = "embedding.g"
+    ):
         super().__init__()
         vocab, hidden = weight.shape
         self.vocab_start, self.vocab_end = _split(vocab, rank, world_size)
-        self.weight = nn.Parameter(weight.detach()[self.vocab_start:self.vocab_end].clone())  # (V/t, h)
+        self.weight = nn.Parameter(weight.detach()[self.vocab_start : self.vocab_end].clone())  # (V/t, h)
         self.full_shape = (vocab, hidden)
         self.name, self.site = name, site
         self.last_partial: torch.Tensor | None = None
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        outside = (ids < self.vocab_start) | (ids >= self.vocab_end)   # (b, s): not this rank's rows
+        outside = (ids < self.vocab_start) | (ids >= self.vocab_end)  # (b, s): not this rank's rows
         local = (ids - self.vocab_start).masked_fill(outside, 0)
-        out = F.embedding(local, self.weight)                          # (b, s, h)
+        out = F.embedding(local, self.weight)  # (b, s, h)
         out = out.masked_fill(outside.unsqueeze(-1), 0.0)
         self.last_partial = out.detach()
         # Exactly one rank holds each token's row; the sum over ranks is the lookup.
         return reduce_from_tensor_model_parallel_region(out, self.site)
 
     def shards(self) -> list[dict]:
-        return [_shard(f"{self.name}.weight", self.full_shape, 0,
-                       [(self.vocab_start, self.vocab_end)], self.weight.shape)]
+        return [
+            _shard(f"{self.name}.weight", self.full_shape, 0, [(self.vocab_start, self.vocab_end)], self.weight.shape)
+        ]
 
 
 def _attention(q, k, v, heads_local: int):
     """Split (b, s, nh*d) into heads, attend with the app's one kernel, join the heads again."""
     b, s, _ = q.shape
     d = q.shape[-1] // heads_local
-    q = q.view(b, s, heads_local, d).transpose(1, 2)       # (b, nh, s, d)
-    k = k.view(b, s, heads_local, d).transpose(1, 2)       # (b, nh, s, d)
-    v = v.view(b, s, heads_local, d).transpose(1, 2)       # (b, nh, s, d)
-    y, _ = scaled_dot_product_attention(q, k, v)           # (b, nh, s, d) softmax(Q K^T / sqrt(d)) V
+    q = q.view(b, s, heads_local, d).transpose(1, 2)  # (b, nh, s, d)
+    k = k.view(b, s, heads_local, d).transpose(1, 2)  # (b, nh, s, d)
+    v = v.view(b, s, heads_local, d).transpose(1, 2)  # (b, nh, s, d)
+    y, _ = scaled_dot_product_attention(q, k, v)  # (b, nh, s, d) softmax(Q K^T / sqrt(d)) V
     return y.transpose(1, 2).reshape(b, s, heads_local * d)  # (b, s, nh*d)
 
 
@@ -158,16 +185,22 @@ class ParallelSelfAttention(nn.Module):
     def __init__(self, ref: "SelfAttention", rank: int, world_size: int):
         super().__init__()
         self.heads_local = ref.heads // world_size
-        self.query_key_value = ColumnParallelLinear(ref.query_key_value.weight, ref.query_key_value.bias,
-                                                    rank, world_size,
-                                                    groups=3, name="attention.query_key_value",
-                                                    site="attention.f")
-        self.dense = RowParallelLinear(ref.dense.weight, ref.dense.bias, rank, world_size,
-                                       name="attention.dense", site="attention.g")
+        self.query_key_value = ColumnParallelLinear(
+            ref.query_key_value.weight,
+            ref.query_key_value.bias,
+            rank,
+            world_size,
+            groups=3,
+            name="attention.query_key_value",
+            site="attention.f",
+        )
+        self.dense = RowParallelLinear(
+            ref.dense.weight, ref.dense.bias, rank, world_size, name="attention.dense", site="attention.g"
+        )
 
     def forward(self, x):
-        qkv = self.query_key_value(x)                      # (b, s, 3h/t): this rank's heads only
-        q, k, v = qkv.chunk(3, dim=-1)                     # (b, s, h/t) each
+        qkv = self.query_key_value(x)  # (b, s, 3h/t): this rank's heads only
+        q, k, v = qkv.chunk(3, dim=-1)  # (b, s, h/t) each
         return self.dense(_attention(q, k, v, self.heads_local))  # (b, s, h) after g
 
     def shards(self):
@@ -179,10 +212,12 @@ class ParallelMLP(nn.Module):
 
     def __init__(self, ref: "MLP", rank: int, world_size: int):
         super().__init__()
-        self.dense_h_to_4h = ColumnParallelLinear(ref.dense_h_to_4h.weight, ref.dense_h_to_4h.bias, rank, world_size,
-                                                  name="mlp.dense_h_to_4h", site="mlp.f")
-        self.dense_4h_to_h = RowParallelLinear(ref.dense_4h_to_h.weight, ref.dense_4h_to_h.bias, rank, world_size,
-                                               name="mlp.dense_4h_to_h", site="mlp.g")
+        self.dense_h_to_4h = ColumnParallelLinear(
+            ref.dense_h_to_4h.weight, ref.dense_h_to_4h.bias, rank, world_size, name="mlp.dense_h_to_4h", site="mlp.f"
+        )
+        self.dense_4h_to_h = RowParallelLinear(
+            ref.dense_4h_to_h.weight, ref.dense_4h_to_h.bias, rank, world_size, name="mlp.dense_4h_to_h", site="mlp.g"
+        )
 
     def forward(self, x):
         # GeLU is applied to each slice on its own rank: no sync needed, eq. (3).
@@ -203,13 +238,15 @@ class ParallelTransformerLayer(nn.Module):
         self.mlp = ParallelMLP(ref.mlp, rank, world_size)
 
     def forward(self, x):
-        x = x + self.attention(self.input_layernorm(x))            # (b, s, h)
-        return x + self.mlp(self.post_attention_layernorm(x))      # (b, s, h)
+        x = x + self.attention(self.input_layernorm(x))  # (b, s, h)
+        return x + self.mlp(self.post_attention_layernorm(x))  # (b, s, h)
 
     def shards(self) -> list[dict]:
         reps = []
-        for name, ln in (("input_layernorm", self.input_layernorm),
-                         ("post_attention_layernorm", self.post_attention_layernorm)):
+        for name, ln in (
+            ("input_layernorm", self.input_layernorm),
+            ("post_attention_layernorm", self.post_attention_layernorm),
+        ):
             for p in ("weight", "bias"):
                 shape = getattr(ln, p).shape
                 reps.append(_shard(f"{name}.{p}", shape, None, [(0, shape[0])], shape))
@@ -240,15 +277,16 @@ def _copy_ln(ln: nn.LayerNorm) -> nn.LayerNorm:
 # Megatron-LM's parameter names (ParallelTransformerLayer's too), so that a parameter of the
 # parallel layer and the unsharded one it must match share a name in named_parameters().
 
+
 class SelfAttention(nn.Module):
     def __init__(self, hidden: int, heads: int):
         super().__init__()
         self.heads = heads
-        self.query_key_value = nn.Linear(hidden, 3 * hidden)   # weight rows: [W_Q; W_K; W_V]
-        self.dense = nn.Linear(hidden, hidden)                 # W^O
+        self.query_key_value = nn.Linear(hidden, 3 * hidden)  # weight rows: [W_Q; W_K; W_V]
+        self.dense = nn.Linear(hidden, hidden)  # W^O
 
     def forward(self, x):
-        q, k, v = self.query_key_value(x).chunk(3, dim=-1)     # (b, s, h) each
+        q, k, v = self.query_key_value(x).chunk(3, dim=-1)  # (b, s, h) each
         return self.dense(_attention(q, k, v, self.heads))
 
 
@@ -280,8 +318,10 @@ class TransformerLayer(nn.Module):
 def gradient_diffs(par: ParallelTransformerLayer, ref: TransformerLayer) -> dict[str, float]:
     """max |grad - the unsharded grad's slice| for every parameter of the parallel layer, by name."""
     full = dict(ref.named_parameters())
-    return {f"{name}.grad": float((p.grad - par.local_slice(name, full[name].grad)).abs().max())
-            for name, p in par.named_parameters()}
+    return {
+        f"{name}.grad": float((p.grad - par.local_slice(name, full[name].grad)).abs().max())
+        for name, p in par.named_parameters()
+    }
 
 
 def build_reference(cfg: LayerConfig, seed: int, device="cpu", dtype=torch.float32):
@@ -293,11 +333,11 @@ def build_reference(cfg: LayerConfig, seed: int, device="cpu", dtype=torch.float
         for name, p in layer.named_parameters():
             noise = torch.randn(p.shape, generator=gen)
             if "layernorm" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.2 * noise)   # a layer-norm gain near 1, but not exactly 1
+                p.copy_(1.0 + 0.2 * noise)  # a layer-norm gain near 1, but not exactly 1
             else:
                 p.copy_(noise * (0.1 if p.dim() == 2 else 0.5))
     layer = layer.to(device, dtype)
-    x = torch.randn(cfg.batch, cfg.seq, cfg.hidden, generator=gen).to(device, dtype)   # (b, s, h)
+    x = torch.randn(cfg.batch, cfg.seq, cfg.hidden, generator=gen).to(device, dtype)  # (b, s, h)
     dy = torch.randn(cfg.batch, cfg.seq, cfg.hidden, generator=gen).to(device, dtype)  # dL/dY
     emb = (torch.randn(cfg.vocab, cfg.hidden, generator=gen) * 0.1).to(device, dtype)  # (V, h)
     ids = torch.randint(0, cfg.vocab, (cfg.batch, cfg.seq), generator=gen).to(device)  # (b, s)

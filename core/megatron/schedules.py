@@ -7,6 +7,7 @@ backward). Communication is taken as free, so the idle time measured on the draw
 pipeline bubble, and it can be checked against the paper's (p-1)/m and (p-1)/(v m).
 No torch: a timeline is plain numbers; the formula it is checked against is in formulas.py.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -20,10 +21,10 @@ SCHEDULES = ("gpipe", "1f1b", "interleaved")
 @dataclass
 class Op:
     device: int
-    kind: str          # "F" or "B"
+    kind: str  # "F" or "B"
     microbatch: int
-    chunk: int         # model chunk on this device (0 unless interleaved)
-    stage: int         # virtual stage = chunk * p + device
+    chunk: int  # model chunk on this device (0 unless interleaved)
+    stage: int  # virtual stage = chunk * p + device
     start: float
     end: float
 
@@ -73,7 +74,7 @@ def timeline(schedule: str, p: int, m: int, v: int = 1, t_f: float = 1.0, t_b: f
     stages = p * v
     dur = {"F": t_f / v, "B": t_b / v}
     orders = _orders(schedule, p, m, v)
-    done: dict[tuple[str, int, int], float] = {}      # (kind, stage, microbatch) -> end time
+    done: dict[tuple[str, int, int], float] = {}  # (kind, stage, microbatch) -> end time
     nxt, free = [0] * p, [0.0] * p
     ops: list[Op] = []
     remaining = sum(len(o) for o in orders)
@@ -98,24 +99,34 @@ def timeline(schedule: str, p: int, m: int, v: int = 1, t_f: float = 1.0, t_b: f
                 remaining -= 1
                 progressed = True
         if not progressed:
-            raise RuntimeError("schedule deadlocked")   # would be a bug in _orders
+            raise RuntimeError("schedule deadlocked")  # would be a bug in _orders
     makespan = max(o.end for o in ops)
-    busy = m * (t_f + t_b)                             # every device's useful work
+    busy = m * (t_f + t_b)  # every device's useful work
     idle = makespan - busy
-    return {"schedule": schedule, "p": p, "m": m, "v": v, "t_f": t_f, "t_b": t_b,
-            "ops": [asdict(o) for o in ops], "makespan": makespan, "ideal": busy,
-            "bubble_time": idle,
-            "measured_bubble_fraction": idle / busy,   # the paper's bubble: idle / ideal time
-            "formula_bubble_fraction": _BUBBLE(p=p, m=m, v=v),   # (p - 1)/(v m), formulas.py
-            "formula_latex": latex(_BUBBLE if v > 1 else BUBBLE),
-            "idle_share_of_iteration": idle / makespan,
-            # activations in flight at the peak on device 0: GPipe keeps m, 1F1B keeps p
-            "peak_in_flight": _peak_in_flight(ops, 0)}
+    return {
+        "schedule": schedule,
+        "p": p,
+        "m": m,
+        "v": v,
+        "t_f": t_f,
+        "t_b": t_b,
+        "ops": [asdict(o) for o in ops],
+        "makespan": makespan,
+        "ideal": busy,
+        "bubble_time": idle,
+        "measured_bubble_fraction": idle / busy,  # the paper's bubble: idle / ideal time
+        "formula_bubble_fraction": _BUBBLE(p=p, m=m, v=v),  # (p - 1)/(v m), formulas.py
+        "formula_latex": latex(_BUBBLE if v > 1 else BUBBLE),
+        "idle_share_of_iteration": idle / makespan,
+        # activations in flight at the peak on device 0: GPipe keeps m, 1F1B keeps p
+        "peak_in_flight": _peak_in_flight(ops, 0),
+    }
 
 
 def _peak_in_flight(ops: list[Op], device: int) -> int:
-    events = sorted(((o.end, 1 if o.kind == "F" else -1) for o in ops if o.device == device),
-                    key=lambda e: (e[0], e[1]))
+    events = sorted(
+        ((o.end, 1 if o.kind == "F" else -1) for o in ops if o.device == device), key=lambda e: (e[0], e[1])
+    )
     live = peak = 0
     for _, delta in events:
         live += delta

@@ -4,6 +4,7 @@ Each rank builds the same seeded unsharded layer, keeps its own slice of every w
 parallel layer forward and backward, and compares its output and its gradient slices with the
 unsharded layer's. The result goes to <out>/rank<R>.json; nothing is printed on success.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,12 @@ from datetime import timedelta
 
 def _summary(t, n: int = 4) -> dict:
     flat = t.detach().reshape(-1).double().cpu()
-    return {"shape": list(t.shape), "first": [float(v) for v in flat[:n]],
-            "norm": float(flat.norm()), "sum": float(flat.sum())}
+    return {
+        "shape": list(t.shape),
+        "first": [float(v) for v in flat[:n]],
+        "norm": float(flat.norm()),
+        "sum": float(flat.sum()),
+    }
 
 
 def main(argv=None) -> int:
@@ -89,14 +94,13 @@ def _run(args, rank: int) -> int:
         while True:  # injected hang: the other ranks wait for us inside their first all-reduce
             time.sleep(1)
 
-    cfg = LayerConfig(hidden=args.hidden, heads=args.heads, ffn=4 * args.hidden,
-                      seq=args.seq, batch=args.batch)
+    cfg = LayerConfig(hidden=args.hidden, heads=args.heads, ffn=4 * args.hidden, seq=args.seq, batch=args.batch)
     cfg.check(world)
     ref, x, dy, emb, ids = build_reference(cfg, args.seed, device)
 
     # The unsharded reference, on every rank (it is small).
     x_ref = x.clone().requires_grad_(True)
-    y_ref = ref(x_ref)                                   # (b, s, h)
+    y_ref = ref(x_ref)  # (b, s, h)
     y_ref.backward(dy)
 
     par = ParallelTransformerLayer(ref, rank, world).to(device)
@@ -105,48 +109,55 @@ def _run(args, rank: int) -> int:
         torch.cuda.synchronize()
     t0 = time.perf_counter()
     x_par = x.clone().requires_grad_(True)
-    y = par(x_par)                                       # (b, s, h), identical on every rank
+    y = par(x_par)  # (b, s, h), identical on every rank
     y.backward(dy)
     if use_cuda:
         torch.cuda.synchronize()
     step_ms = (time.perf_counter() - t0) * 1e3
     layer_log = [c.to_dict() for c in COLLECTIVE_LOG]
 
-    diffs = {"output": float((y - y_ref).abs().max()),
-             "input.grad": float((x_par.grad - x_ref.grad).abs().max())}
+    diffs = {"output": float((y - y_ref).abs().max()), "input.grad": float((x_par.grad - x_ref.grad).abs().max())}
     diffs.update(gradient_diffs(par, ref))
 
     partials = {}
     for site, row in (("attention.g", par.attention.dense), ("mlp.g", par.mlp.dense_4h_to_h)):
-        partials[site] = {"partial": _summary(row.last_partial),
-                          "reduced": _summary(row.last_reduced)}
+        partials[site] = {"partial": _summary(row.last_partial), "reduced": _summary(row.last_reduced)}
 
     # VocabParallelEmbedding: each rank looks up only the ids in its vocabulary range.
     clear_log()
     table = emb.clone().requires_grad_(True)
-    e_ref = F.embedding(ids, table)                      # (b, s, h)
+    e_ref = F.embedding(ids, table)  # (b, s, h)
     g_out = torch.ones_like(e_ref)
     e_ref.backward(g_out)
     vpe = VocabParallelEmbedding(emb, rank, world).to(device)
-    e_par = vpe(ids)                                     # (b, s, h)
+    e_par = vpe(ids)  # (b, s, h)
     e_par.backward(g_out)
     emb_log = [c.to_dict() for c in COLLECTIVE_LOG]
-    in_range = ((ids >= vpe.vocab_start) & (ids < vpe.vocab_end))
+    in_range = (ids >= vpe.vocab_start) & (ids < vpe.vocab_end)
     embedding = {
         "vocab_range": [vpe.vocab_start, vpe.vocab_end],
         "tokens_here": int(in_range.sum()),
-        "max_abs_diff": {"output": float((e_par - e_ref).abs().max()),
-                         "weight.grad": float((vpe.weight.grad
-                                               - table.grad[vpe.vocab_start:vpe.vocab_end]).abs().max())},
+        "max_abs_diff": {
+            "output": float((e_par - e_ref).abs().max()),
+            "weight.grad": float((vpe.weight.grad - table.grad[vpe.vocab_start : vpe.vocab_end]).abs().max()),
+        },
         "partial": _summary(vpe.last_partial),
         "collectives": emb_log,
     }
 
     result = {
-        "rank": rank, "world_size": world, "backend": backend, "device": str(device),
-        "config": cfg.__dict__, "step_ms": step_ms,
-        "max_abs_diff": diffs, "shards": par.shards(), "partials": partials,
-        "output": _summary(y), "collectives": layer_log, "embedding": embedding,
+        "rank": rank,
+        "world_size": world,
+        "backend": backend,
+        "device": str(device),
+        "config": cfg.__dict__,
+        "step_ms": step_ms,
+        "max_abs_diff": diffs,
+        "shards": par.shards(),
+        "partials": partials,
+        "output": _summary(y),
+        "collectives": layer_log,
+        "embedding": embedding,
         "torch": torch.__version__,
     }
     tmp = os.path.join(args.out, f"rank{rank}.json.tmp")
