@@ -42,36 +42,45 @@ def load_lesson(folder: Path) -> Lesson:
     """Read one lesson folder. Faults are collected on the lesson, never raised."""
     slug, order = _folder_defaults(folder)
     lesson = Lesson(folder=folder, id=slug, order=order, titles={"en": slug, "zh-TW": slug})
-    toml_path = folder / "lesson.toml"
+    card = _read_card(lesson, folder / "lesson.toml")
+    if card is not None:
+        _apply_card(lesson, *card)
+        _check_texts(lesson)
+    return lesson
+
+
+def _read_card(lesson: Lesson, toml_path: Path) -> tuple[str, dict, str] | None:
+    """(raw text, parsed table, where) of lesson.toml, or None with the reason on the lesson."""
     where = rel(toml_path)
     if not toml_path.is_file():
         lesson.problems.append(Problem(where, 1, "lesson.toml is missing"))
-        return lesson
+        return None
     try:
         raw = read_text(toml_path)
-        data = tomllib.loads(raw)
+        return raw, tomllib.loads(raw), where
     except NotUtf8 as exc:
         lesson.problems.append(exc.problem)
-        return lesson
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         lesson.problems.append(Problem(where, int(m[1]) if m else 1, f"lesson.toml does not parse: {exc}"))
-        return lesson
+    return None
+
+
+def _apply_card(lesson: Lesson, raw: str, data: dict, where: str) -> None:
+    """Copy each valid field of lesson.toml onto the lesson; each invalid one is a problem at its line."""
 
     def fault(key: str, reason: str) -> None:
         lesson.problems.append(Problem(where, _line_of(raw, rf"\s*\[?{re.escape(key)}\b"), reason))
 
-    lid = data.get("id")
+    lid, order, section = data.get("id"), data.get("order"), data.get("section")
     if not isinstance(lid, str) or not ID_RE.match(lid):
         fault("id", f"id must be lowercase letters, digits and '-', got {lid!r}")
     else:
         lesson.id = lid
-    order_v = data.get("order")
-    if not isinstance(order_v, int) or isinstance(order_v, bool) or order_v < 0:
-        fault("order", f"order must be a whole number >= 0, got {order_v!r}")
+    if not isinstance(order, int) or isinstance(order, bool) or order < 0:
+        fault("order", f"order must be a whole number >= 0, got {order!r}")
     else:
-        lesson.order = order_v
-    section = data.get("section")
+        lesson.order = order
     if not isinstance(section, str) or not ID_RE.match(section):
         fault("section", f"section must be a short key like 'attention', got {section!r}")
     else:
@@ -102,6 +111,10 @@ def load_lesson(folder: Path) -> Lesson:
             fault("page", f"page script {page} does not exist")
         else:
             lesson.page = page
+
+
+def _check_texts(lesson: Lesson) -> None:
+    """Both languages' Markdown exists, is UTF-8 and is not empty."""
     for lang in LANGS:
         md = lesson.markdown_path(lang)
         if not md.is_file():
@@ -112,7 +125,6 @@ def load_lesson(folder: Path) -> Lesson:
                 lesson.problems.append(Problem(rel(md), 1, f"the {lang} text is empty"))
         except NotUtf8 as exc:
             lesson.problems.append(exc.problem)
-    return lesson
 
 
 @dataclass

@@ -68,6 +68,32 @@ def _regions(markdown: str) -> tuple[list[str], dict[int, tuple]]:
     return kinds, starts
 
 
+def _text_segment(text: list[tuple[str, str]]) -> str:
+    """Lines of prose and code as one Markdown string: comments dropped from prose, kept in code."""
+    out: list[str] = []
+    run: list[str] = []
+    for line, kind in [*text, ("", CODE)]:
+        if kind == CODE:
+            out += _blank_comments("\n".join(run)).split("\n") if run else []
+            run = []
+            out.append(line)
+        else:
+            run.append(line)
+    return "\n".join(out[:-1]).strip()
+
+
+def _block_segment(lines: list[str], n: int, head: tuple):
+    """The widget/quiz/predict block whose opening fence is line index ``n``."""
+    _, kind, name, hi, closed, markup = head
+    content_end = hi - 1 if closed else hi
+    content = _blank_comments("\n".join(lines[n + 1 : content_end])).split("\n")
+    numbered = [(n + 2 + k, c) for k, c in enumerate(content) if n + 1 + k < content_end]
+    block = parse_block(kind, name, numbered, n + 1, hi if closed else n + 1)
+    if not closed:
+        block = replace(block, problems=block.problems + ((n + 1, f"this block is never closed with {markup}"),))
+    return block
+
+
 def split_steps(markdown: str) -> list[Step]:
     """Cut Markdown into steps at level-2 headings, and each step into text and lesson blocks.
 
@@ -79,61 +105,35 @@ def split_steps(markdown: str) -> list[Step]:
     anchor, title, start = "intro", "", 1
     body: list[str] = []
     segments: list = []
-
-    text: list[tuple[str, str]] = []  # (line, kind): comments are dropped from prose, kept in code
+    text: list[tuple[str, str]] = []  # (line, kind) since the last block
 
     def flush_text() -> None:
-        out: list[str] = []
-        run: list[str] = []
-        for line, kind in text + [("", CODE)]:
-            if kind == CODE:
-                out += _blank_comments("\n".join(run)).split("\n") if run else []
-                run = []
-                out.append(line)
-            else:
-                run.append(line)
-        chunk = "\n".join(out[:-1]).strip()
+        chunk = _text_segment(text)
         if chunk:
             segments.append(chunk)
         text.clear()
 
-    def close_step() -> None:
-        flush_text()
-        steps.append(Step(len(steps), anchor, title, "\n".join(body).strip(), start, tuple(segments)))
-
     for n, line in enumerate(lines):
-        kind = kinds[n]
-        head = starts.get(n)
-        if kind == HEADING:
-            if head is not None:
-                close_step()
-                m = ANCHOR_RE.match(head[1])
-                title = m["title"]
-                anchor = m["anchor"] or f"step-{len(steps)}"
-                start, body, segments = n + 1, [], []
-            continue
-        if kind == COMMENT:
+        kind, head = kinds[n], starts.get(n)
+        if kind == HEADING and head is not None:
+            flush_text()
+            steps.append(Step(len(steps), anchor, title, "\n".join(body).strip(), start, tuple(segments)))
+            m = ANCHOR_RE.match(head[1])
+            title, anchor = m["title"], m["anchor"] or f"step-{len(steps)}"
+            start, body, segments = n + 1, [], []
+        elif kind == COMMENT:
             body.append("")
             text.append(("", TEXT))
-            continue
-        if kind == BLOCK:
+        elif kind == BLOCK:
             body.append(line)
             if head is not None:
                 flush_text()
-                _, bkind, name, hi, closed, markup = head
-                content_end = hi - 1 if closed else hi
-                content = _blank_comments("\n".join(lines[n + 1 : content_end])).split("\n")
-                numbered = [(n + 2 + k, c) for k, c in enumerate(content) if n + 1 + k < content_end]
-                block = parse_block(bkind, name, numbered, n + 1, hi if closed else n + 1)
-                if not closed:
-                    block = replace(
-                        block, problems=block.problems + ((n + 1, f"this block is never closed with {markup}"),)
-                    )
-                segments.append(block)
-            continue
-        body.append(line)
-        text.append((line, kind))
-    close_step()
+                segments.append(_block_segment(lines, n, head))
+        elif kind != HEADING:  # the underline of a setext heading belongs to the heading
+            body.append(line)
+            text.append((line, kind))
+    flush_text()
+    steps.append(Step(len(steps), anchor, title, "\n".join(body).strip(), start, tuple(segments)))
     if not steps[0].body and len(steps) > 1:  # no intro text: the first heading is step 0
         steps = [replace(s, index=i) for i, s in enumerate(steps[1:])]
     return steps
