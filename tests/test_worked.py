@@ -180,3 +180,60 @@ def test_lesson02_shape_claims_hold():
     ratio = _exact("reverse", "none", "11-15") / _exact("copy", "none", "11-15")
     assert 1.6 < ratio < 2.0  # "nearly doubles"
     assert 128 * 32 == 4096 and round(40 * math.log2(26)) == 188
+
+
+# -- the numbers the lessons write out by hand are core's numbers -----------------------------------
+def _r3(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def _lesson(folder: str, lang: str) -> str:
+    return (ROOT / f"lessons/{folder}/{lang}.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_lessons_state_the_worked_numbers_core_computes(lang):
+    b = worked.bahdanau()
+    text = _lesson("03-bahdanau", lang)
+    for x in [*b.e, *b.c]:
+        assert _r3(x) in text, (lang, _r3(x))
+    assert "\\alpha_i = (" + ", ".join(_r3(a) for a in b.alpha) + ")" in text
+    a = worked.attention()
+    text = _lesson("04-self-attention", lang)
+    assert ", ".join(_r3(w) for w in a.weights[2]) in text  # the row of "sat"
+    assert "(" + ", ".join(_r3(z) for z in a.Z[2]) + ")" in text
+    m = worked.megatron()
+    text = _lesson("08-megatron", lang)
+    for part in (m.Y_parts[0][0], m.Y_parts[1][0], m.Z_parts[0][0], m.Z_parts[1][0], m.Z[0]):
+        assert "(" + ", ".join(f"{v:.0f}" for v in part) + ")" in text
+    for folder, name in (("03-bahdanau", "bahdanau"), ("04-self-attention", "attention"), ("08-megatron", "megatron")):
+        assert f"```widget worked-example\nexample: {name}\n```" in _lesson(folder, lang)
+
+
+def _worked_app(name: str) -> None:  # runs as its own script inside AppTest
+    from ui import state
+    from ui.worked import worked_example
+
+    state.init()
+    worked_example({"example": name}, f"test.{name}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+@pytest.mark.parametrize("name", worked.EXAMPLES)
+def test_worked_example_renders_core_numbers(name, lang):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_worked_app, args=(name,), default_timeout=60)
+    at.query_params["lang"] = lang
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    df = at.dataframe[0].value
+    cells = {str(v) for col in df.columns for v in df[col]}
+    if name == "bahdanau":
+        assert "0.443" in cells and "(0.685, 0.805)" in cells
+    elif name == "attention":
+        assert "(0.248, 0.503, 0.248)" in cells and len(df) == 3
+    else:
+        assert "(4, 8)" in cells and "(1, 2)" in cells and "(3, 6)" in cells
+    title = "Worked by hand" if lang == "en" else "手算範例"
+    assert any(title in m.value for m in at.markdown)
