@@ -124,8 +124,8 @@ def megatron() -> MegatronExample:
     from core.megatron.layers import ColumnParallelLinear, RowParallelLinear
 
     X = torch.tensor([[1.0, 2.0]], dtype=torch.float64)                         # (1, 2)
-    A = torch.tensor([[1.0, 0.0, 2.0, -1.0], [0.0, 1.0, 1.0, 1.0]], dtype=torch.float64)  # (2, 4)
-    B = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 2.0]], dtype=torch.float64)  # (4, 2)
+    A = torch.tensor([[1.0, 1.0, 2.0, -1.0], [0.0, 1.0, 1.0, 1.0]], dtype=torch.float64)  # (2, 4)
+    B = torch.tensor([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [-1.0, 2.0]], dtype=torch.float64)  # (4, 2)
     log_len = len(mappings.COLLECTIVE_LOG)
     y_parts, z_parts, a_parts, b_parts = [], [], [], []
     with torch.no_grad():

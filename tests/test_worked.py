@@ -234,6 +234,6 @@ def test_worked_example_renders_core_numbers(name, lang):
     elif name == "attention":
         assert "(0.248, 0.503, 0.248)" in cells and len(df) == 3
     else:
-        assert "(4, 8)" in cells and "(1, 2)" in cells and "(3, 6)" in cells
+        assert "(7, 9)" in cells and "(4, 3)" in cells and "(3, 6)" in cells and "(1, 1; 0, 1)" in cells
     title = "Worked by hand" if lang == "en" else "手算範例"
     assert any(title in m.value for m in at.markdown)
