@@ -105,14 +105,24 @@ def _scan(path: Path, lang: str, rules: list[tuple[re.Pattern, str, Term]]) -> l
     return out
 
 
-def glossary_problems(catalog: Catalog, path: Path = GLOSSARY_PATH,
+def glossary_path(catalog: Catalog) -> Path:
+    """The glossary beside the catalog's lessons (a lessons folder of its own may carry one), else ours."""
+    if catalog.lessons:
+        beside = catalog.lessons[0].folder.parent / "glossary.toml"
+        if beside.is_file():
+            return beside
+    return GLOSSARY_PATH
+
+
+def glossary_problems(catalog: Catalog, path: Path | None = None,
                       locales_dir: Path = LOCALES_DIR) -> list[Problem]:
     """Every lesson text and UI string that uses a variant the glossary lists instead of its term.
 
     Lessons are read from the catalog (both languages); UI strings from ``locales_dir/<lang>/``.
     The glossary lesson itself and the glossary's own locale file name the variants on purpose.
+    ``path`` defaults to :func:`glossary_path`.
     """
-    terms, problems = load_terms(path)
+    terms, problems = load_terms(path or glossary_path(catalog))
     for lang in LANGS:
         rules = [(_matcher(v, lang), v, term) for term in terms for v in term.avoid(lang) if v]
         if not rules:

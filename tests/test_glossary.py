@@ -55,13 +55,19 @@ def broken(tmp_path):
 def test_check_flags_each_variant_with_file_and_line(broken):
     lessons, locales = broken
     catalog = load_catalog(lessons, locales)
-    problems = glossary_problems(catalog, lessons / "glossary.toml", locales)
+    problems = glossary_problems(catalog, locales_dir=locales)  # finds the copy's own glossary.toml
+    assert problems == glossary_problems(catalog, lessons / "glossary.toml", locales)
     found = {(p.file.split("/")[-2] + "/" + p.file.split("/")[-1], p.reason.split("'")[1]) for p in problems}
     assert found == {
         ("01-nlp-tasks/zh-TW.md", "數據"), ("01-nlp-tasks/zh-TW.md", "通過"), ("01-nlp-tasks/zh-TW.md", "歸一化"),
         ("05-multi-head/en.md", "pretrained"), ("05-multi-head/en.md", "allreduce"),
         ("zh-TW/extra.toml", "偏置"), ("zh-TW/extra.toml", "算力"),
     }, problems
+    # a lessons folder's own glossary is the one that counts: drop a term there and it is not flagged
+    (lessons / "glossary.toml").write_text(
+        (lessons / "glossary.toml").read_text(encoding="utf-8").replace('avoid_zh = ["偏置"]', "avoid_zh = []"),
+        encoding="utf-8")
+    assert "偏置" not in {p.reason.split("'")[1] for p in glossary_problems(catalog, locales_dir=locales)}
     zh_line = len((lessons / "01-nlp-tasks" / "zh-TW.md").read_text(encoding="utf-8").splitlines())
     assert any(p.line == zh_line and "資料" in p.reason for p in problems)
 
