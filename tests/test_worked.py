@@ -237,3 +237,20 @@ def test_worked_example_renders_core_numbers(name, lang):
         assert "(7, 9)" in cells and "(4, 3)" in cells and "(3, 6)" in cells and "(1, 1; 0, 1)" in cells
     title = "Worked by hand" if lang == "en" else "手算範例"
     assert any(title in m.value for m in at.markdown)
+
+
+def test_lesson8_parameter_counts_are_core_counts_and_an_independent_sum():
+    """340M (BERT paper) / 335,141,888 (no heads) / 336,226,108 (with heads, rounds to Megatron's 336M)."""
+    from core.bert.params import count
+
+    c = count(hidden=1024, layers=24, heads=16, intermediate=4096)
+    V, H, F, L, P = 30522, 1024, 4096, 24, 512
+    layer = 4 * (H * H + H) + (H * F + F) + (F * H + H) + 2 * 2 * H
+    model = V * H + P * H + 2 * H + 2 * H + L * layer + (H * H + H)  # embeddings, layers, pooler
+    heads = (H * H + H) + 2 * H + V + (2 * H + 2)  # MLM transform, its LayerNorm, output bias; NSP
+    assert c.bert_model_total == model == 335_141_888
+    assert c.pretraining_total == model + heads == 336_226_108
+    assert round(c.pretraining_total / 1e6) == 336
+    for lang in ("en", "zh-TW"):
+        text = _lesson("08-megatron", lang)
+        assert "335,141,888" in text and "336,226,108" in text and "340M" in text and "336M" in text
