@@ -30,7 +30,7 @@ def _table(group: str) -> None:
         query in text.casefold() for text in (term.en, term.zh, term.define_en, term.define_zh,
                                               *term.avoid_en, *term.avoid_zh))]
     if not shown:
-        st.caption(t("glossary.none", q=query))
+        st.caption(t("glossary.none", q=query.replace("`", "'")))  # a code span: shown as typed
         return
     st.dataframe([{t("glossary.col_term"): term.term(lang), t("glossary.col_other"): term.term(other),
                    t("glossary.col_avoid"): "、".join(term.avoid(lang)) if lang == "zh-TW" else ", ".join(term.avoid(lang)),

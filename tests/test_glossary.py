@@ -104,3 +104,6 @@ def test_glossary_page_renders_and_filters(lang):
     at.text_input(key="glossary.filter").set_value("<b>zzz</b>").run()
     assert not at.dataframe and not at.exception
     assert any("<b>zzz</b>" in c.value for c in at.caption)
+    for odd in ("🙂🙂", "مرحبا", "**x** `y`", "\u200b"):
+        at.text_input(key="glossary.filter").set_value(odd).run()
+        assert not at.exception and not at.dataframe and at.caption
