@@ -56,7 +56,7 @@ def test_bahdanau_example_matches_the_equations_by_hand():
 
 def test_bahdanau_example_uses_the_model_code_not_a_copy(monkeypatch):
     """Break the model's softmax and the example must change: the numbers come from core."""
-    import core.seq2seq.model as model
+    from core.seq2seq import model
 
     good = worked.bahdanau().alpha
     monkeypatch.setattr(model.torch, "softmax", lambda x, dim: x * 0 + 1 / x.shape[dim])
