@@ -47,15 +47,15 @@ def authored(request, tmp_path_factory) -> Path:
     lessons = tmp_path_factory.mktemp("authoring") / "lessons"
     shutil.copytree(ROOT / "lessons", lessons)
     outputs = follow(request.param, lessons)
-    assert "created" in outputs[0] and "09-attention-recap" in outputs[0]  # as the doc says
-    assert outputs[-1].strip() == "10 lessons OK"  # as the doc says
+    assert "created" in outputs[0] and "10-attention-recap" in outputs[0]  # as the doc says
+    assert outputs[-1].strip() == "11 lessons OK"  # as the doc says
     return lessons
 
 
 def test_walkthrough_creates_a_clean_lesson_with_three_widgets_and_a_quiz(authored):
     lesson = load_catalog(authored).get("attention-recap")
     assert lesson is not None and lesson.ok, lesson and lesson.problems
-    assert lesson.section == "attention" and lesson.order == 9
+    assert lesson.section == "attention" and lesson.order == 10
     for lang in LANGS:
         blocks = [seg for step in lesson.steps(lang) for seg in step.segments if not isinstance(seg, str)]
         assert [b.name for b in blocks] == ["bahdanau-alignment", "tokenizer", "attention-heatmap", "quiz"]
@@ -86,9 +86,9 @@ def test_a_bad_widget_block_is_reported_and_the_rest_renders(authored, monkeypat
     r = subprocess.run([sys.executable, "-m", "core.lessons", "check", "--lessons", str(lessons)], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 1
-    assert re.search(r"09-attention-recap/en\.md:\d+: unknown widget 'tokeniser'; the widgets are: "
+    assert re.search(r"10-attention-recap/en\.md:\d+: unknown widget 'tokeniser'; the widgets are: "
                      r"attention-heatmap, bahdanau-alignment, embedding-sum", r.stdout), r.stdout
-    assert re.search(r"09-attention-recap/en\.md:\d+: attention-heatmap: layer must be a whole number, got 'two'",
+    assert re.search(r"10-attention-recap/en\.md:\d+: attention-heatmap: layer must be a whole number, got 'two'",
                      r.stdout), r.stdout
     monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(lessons))
     at = run_lesson("attention-recap", "en")

@@ -21,6 +21,7 @@ EXPECTED_ORDER = [
     "bert-inputs",
     "bert-outputs",
     "megatron",
+    "glossary",
 ]
 
 
@@ -44,15 +45,15 @@ def lessons_copy(tmp_path) -> Path:
 def test_catalog_has_the_nine_lessons_in_lecture_order():
     catalog = load_catalog()
     assert [lesson.id for lesson in catalog.lessons] == EXPECTED_ORDER
-    assert [lesson.order for lesson in catalog.lessons] == list(range(9))
+    assert [lesson.order for lesson in catalog.lessons] == list(range(10))
     sections = [s for s, _ in catalog.sections()]
-    assert sections == ["start", "basics", "attention", "bert", "scale"]
+    assert sections == ["start", "basics", "attention", "bert", "scale", "reference"]
 
 
 def test_repository_lessons_pass_the_check():
     result = check(ROOT / "lessons")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "9 lessons OK" in result.stdout
+    assert "10 lessons OK" in result.stdout
 
 
 def test_every_lesson_has_both_languages_with_matching_steps():
@@ -79,7 +80,7 @@ def test_lessons_zero_and_one_are_complete_not_outlines():
         "generation",
     ]
     zh = nlp.text("zh-TW")
-    for phrase in ("序列標注", "情感分析因子", "納斯達克", "positive", "neutral", "negative", "機器寫詩"):
+    for phrase in ("序列標註", "情感分析因子", "那斯達克", "positive", "neutral", "negative", "機器寫詩"):
         assert phrase in zh
 
 

@@ -206,6 +206,9 @@ def load_catalog(lessons_dir: Path | None = None, locales_dir: Path = LOCALES_DI
     check_markdown(catalog)
     run_lesson_checks(catalog)
     _check_section_titles(catalog, locales_dir)
+    from core.glossary import glossary_problems  # core.glossary imports core.lessons
+
+    catalog.problems.extend(glossary_problems(catalog, locales_dir=locales_dir))
     return catalog
 
 
