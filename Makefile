@@ -33,8 +33,9 @@ bench: $(VENV)/.deps-test browser
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.deps-run: requirements.txt | $(VENV)/bin/python
+$(VENV)/.deps-run: requirements.txt requirements-assets.txt | $(VENV)/bin/python
 	$(PY) -m pip install -qq --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install -qq --disable-pip-version-check --no-deps -r requirements-assets.txt
 	touch $@
 
 $(VENV)/.deps-test: requirements.txt requirements-dev.txt $(VENV)/.deps-run
