@@ -116,8 +116,10 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
                     draw_progress(p)
             return None if ss.get(run_key) else False
 
-        result = train(task_name, attention, config, on_progress=on_progress)
-        ss[run_key] = False
+        try:
+            result = train(task_name, attention, config, on_progress=on_progress)
+        finally:  # a stop, a rerun or a crash mid-run must not leave the session "running"
+            ss[run_key] = False
         if not result.cancelled:
             ss[result_key] = result
         st.rerun()  # redraw the buttons (Train enabled again) and the finished run's views

@@ -4,6 +4,7 @@ down, keys across, one colour-blind-safe scale) or use the same scale and orient
 """
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Sequence
 
@@ -123,12 +124,18 @@ def weighted_sum(expl: HeadExplanation, query: int, *, scaled: bool = True,
 def scaling_figure(study: ScalingStudy, *, labels: dict[str, str] | None = None) -> go.Figure:
     """Largest softmax weight vs d_k, with and without 1/√d_k (random unit-variance q, k).
 
-    The same study and labels give the same figure, so it is built once (it is on every rerun of
-    lesson 4 and does not depend on the sentence); callers must not mutate it."""
-    return _scaling_figure(study, tuple(sorted((labels or {}).items())))
+    The same study and labels give the same figure, so its plain-dict form is built once (it is on
+    every rerun of lesson 4 and does not depend on the sentence); every caller gets its own figure
+    from a deep copy, so one session's change never shows in another's."""
+    spec = _scaling_spec(study, tuple(sorted((labels or {}).items())))
+    return go.Figure(copy.deepcopy(spec), _validate=False)
 
 
 @functools.lru_cache(maxsize=8)
+def _scaling_spec(study: ScalingStudy, label_items: tuple) -> dict:
+    return _scaling_figure(study, label_items).to_plotly_json()
+
+
 def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
     labels = dict(label_items)
     lab = {"x": "d_k", "y": "mean largest weight", "with": "with 1/√d_k", "without": "without",
