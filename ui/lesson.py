@@ -5,8 +5,8 @@ A page script builds a :class:`LessonPage`, registers widgets after named sectio
 """
 from __future__ import annotations
 
+import logging
 import re
-import traceback
 from contextlib import contextmanager
 from typing import Callable
 
@@ -16,6 +16,10 @@ from core.lessons import Catalog, Lesson, cached_catalog, rel
 from ui import state
 from ui.i18n import t
 
+log = logging.getLogger(__name__)
+
+# Anything that looks like a server path (POSIX, home, or Windows) in an exception message.
+PATH_RE = re.compile(r"(?<![\w./])(?:[A-Za-z]:\\|~?/)[^\s'\"]*")
 LINK_RE = re.compile(r"\]\(lesson:(?P<id>[A-Za-z0-9_-]+)(?:#(?P<anchor>[A-Za-z0-9_-]+))?\)")
 
 PRESENTER_CSS = """
@@ -101,16 +105,22 @@ def tokens_capped(truncated: bool, total, limit: int) -> None:
         notice("tokens_capped", limit=limit, total=total)
 
 
-def error_card(title: str, lines: list[str], hint: str | None = None, details: str | None = None) -> None:
+def error_card(title: str, lines: list[str], hint: str | None = None) -> None:
+    """The app's own error card. Tracebacks never reach a page: callers log them (see failed())."""
     with st.container(border=True):
         st.error(title, icon=":material/error:")
         for line in lines:
             st.code(line, language=None)
         if hint:
             st.caption(hint)
-        if details:
-            with st.expander(t("app.widget_error_details")):
-                st.code(details, language=None)
+
+
+def failed(exc: Exception, where: str) -> None:
+    """A widget raised: the traceback goes to the server log, the student gets a card that says what
+    broke and what to do, without server paths or stack frames."""
+    log.error("widget failed at %s", where, exc_info=exc)
+    reason = PATH_RE.sub("…", str(exc))[:300]
+    error_card(t("app.widget_error"), [f"{where}: {type(exc).__name__}: {reason}"], t("app.widget_error_hint"))
 
 
 class LessonPage:
@@ -170,8 +180,7 @@ class LessonPage:
             try:
                 fn()
             except Exception as exc:  # a broken widget must not take the lesson down
-                error_card(t("app.widget_error"), [f"{type(exc).__name__}: {exc}"],
-                           details=traceback.format_exc())
+                failed(exc, f"{self.lesson_id}#{anchor}")
 
     def _run_block(self, block, where: str) -> None:
         from ui.widgets import render_block  # widgets pull in their own (heavier) modules lazily
@@ -179,8 +188,7 @@ class LessonPage:
         try:
             render_block(block, self.lesson_id, where)
         except Exception as exc:
-            error_card(t("app.widget_error"), [f"{where}:{block.line}: {type(exc).__name__}: {exc}"],
-                       details=traceback.format_exc())
+            failed(exc, f"{where}:{block.line}")
 
     def render(self) -> None:
         state.init()
