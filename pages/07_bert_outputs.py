@@ -37,6 +37,14 @@ def _capped(truncated: bool, total) -> None:
     lesson.tokens_capped(truncated, total, SHOW_TOKENS)
 
 
+def _sentence_capped(bundle, texts: list[str]) -> None:
+    """Sentence vectors read the first SENTENCE_MAX_TOKENS tokens of each text: say so when cut."""
+    from core.bert.outputs import SENTENCE_MAX_TOKENS, token_lengths
+
+    longest = max(token_lengths(bundle, texts), default=0)
+    lesson.tokens_capped(longest > SENTENCE_MAX_TOKENS, longest, SENTENCE_MAX_TOKENS)
+
+
 @page.widget("intro")
 def intro():
     model_in_use(with_heads=True)
@@ -101,6 +109,7 @@ def similarity_widget():
     if len(lines) < 2:
         st.info(t("bert_outputs.sim_need_two"))
         return
+    _sentence_capped(bundle, lines)
     sim = similarity(bundle, lines)
     fig = similarity_figure(sim, lines, title=t("bert_outputs.sim_title"), value_name=t("bert_outputs.cosine"))
     figures.show(fig, key="bert-outputs.similarity", filename="sentence-similarity",
@@ -188,6 +197,7 @@ def nsp():
     if a is None or b is None:
         return
     r = next_sentence(bundle, a, b, max_length=SHOW_TOKENS)
+    _capped(r.truncated, t("bert_outputs.more"))
     fig = probs_figure(["IsNext", "NotNext"], [r.is_next, r.not_next], title=t("bert_outputs.nsp_title"))
     figures.show(fig, key="bert-outputs.nsp", data=[{"IsNext": r.is_next, "NotNext": r.not_next}], filename="nsp")
 
@@ -229,7 +239,7 @@ def sentiment_widget():
                    help=t("bert_outputs.sent_accuracy_help", n=len(result.posts)))
     cols[1].metric(t("bert_outputs.sent_train"), result.n_train)
     cols[2].metric(t("bert_outputs.sent_corr"), f"{result.correlation:.2f}")
-    st.caption(t("bert_outputs.sent_model", name=display_name(bundle)))
+    st.caption(t("bert_outputs.sent_model", name=lesson.plain(display_name(bundle))))
     day = {d["date"]: t("bert_outputs.day_label", n=i + 1) for i, d in enumerate(result.days)}
     names = dict(labels, factor_model=t("bert_outputs.sent_factor_model"), factor_human=t("bert_outputs.sent_factor_human"),
                  posts=t("bert_outputs.sent_posts"), factor=t("bert_outputs.sent_factor"))
@@ -248,6 +258,7 @@ def sentiment_widget():
     post = _text("bert-outputs.own_post", "bert_outputs.own_label", "bert_outputs.own_default")
     if post is None:
         return
+    _sentence_capped(bundle, [post])
     s = score_posts(scorer, [post])
     fig = probs_figure([labels[k] for k in ("positive", "neutral", "negative")], s.probs[0].tolist(),
                        title=t("bert_outputs.own_title", label=labels[s.predicted[0]]),

@@ -154,3 +154,29 @@ def test_presenter_mode_deep_link(lesson_id, step):
     at = run_lesson(lesson_id, "zh-TW", present=True, step=step)
     assert not at.exception and not at.error
     assert len(at.header) == step
+
+
+def _caption_app():
+    from types import SimpleNamespace
+
+    from ui import attention as ua
+
+    ua.model_caption(SimpleNamespace(name="**x**[a](b) :red[y] $z$ <b>w</b>", num_layers=2, num_heads=4,
+                                     hidden_size=64))
+
+
+def test_model_folder_name_is_shown_as_plain_text():
+    """The caption is Markdown; rendered by a CommonMark parser it must show the name as written."""
+    import html as html_lib
+
+    from markdown_it import MarkdownIt
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_caption_app, default_timeout=30)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception
+    rendered = MarkdownIt("commonmark").render(at.caption[0].value)
+    assert "<strong>" not in rendered and "<a " not in rendered and "<b>" not in rendered
+    text = html_lib.unescape(re.sub(r"<[^>]+>", "", rendered))
+    assert "**x**[a](b) :red[y] $z$ <b>w</b> · 2 layers × 4 heads" in text

@@ -91,7 +91,7 @@ def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, ma
 
 
 def model_caption(bundle) -> None:
-    st.caption(t("self_attention.model_caption", name=bundle.name, layers=bundle.num_layers,
+    st.caption(t("self_attention.model_caption", name=lesson.plain(bundle.name), layers=bundle.num_layers,
                  heads=bundle.num_heads, hidden=bundle.hidden_size,
                  d_k=bundle.hidden_size // bundle.num_heads))
 

@@ -105,6 +105,17 @@ def tokens_capped(truncated: bool, total, limit: int) -> None:
         notice("tokens_capped", limit=limit, total=total)
 
 
+def plain(text) -> str:
+    """``text`` escaped so that Streamlit's Markdown (st.caption, st.markdown, t() strings) shows it
+    as written: every ASCII punctuation mark gets a backslash (CommonMark's escape), which also
+    defuses Streamlit's extras (``:material/x:``, ``:red[...]``, ``$math$``). For names a user or
+    an instructor chose, e.g. a model's folder name."""
+    return "".join("\\" + c if c in _PUNCT else c for c in str(text)).replace("\n", " ")
+
+
+_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
 def error_card(title: str, lines: list[str], hint: str | None = None) -> None:
     """The app's own error card. Tracebacks never reach a page: callers log them (see failed())."""
     with st.container(border=True):
