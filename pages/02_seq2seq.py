@@ -40,19 +40,23 @@ def encoder_decoder():
     _show_output(t("seq2seq.model_none"), view, "seq2seq.marks.input")
 
 
-def _curve_task() -> str:
+@page.inputs("fixed-length")
+def curve_task(inp, show: bool) -> dict:
     """copy, or reverse when its checkpoints are committed too (one choice for both sections)."""
     tasks = [name for name in ("copy", "reverse") if manifest_entries(name)]
     if len(tasks) < 2:
-        return tasks[0]
+        return {"task": tasks[0]}
+    if not show:
+        task = st.session_state.get("seq2seq.curve_task", tasks[0])
+        return {"task": task if task in tasks else tasks[0]}
     labels = {name: t(f"seq2seq.task_{name}") for name in tasks}
-    return st.radio(t("seq2seq.task_label"), tasks, format_func=labels.get, horizontal=True,
-                    key="seq2seq.curve_task")
+    return {"task": st.radio(t("seq2seq.task_label"), tasks, format_func=labels.get, horizontal=True,
+                             key="seq2seq.curve_task")}
 
 
 @page.widget("fixed-length")
-def accuracy_curve():
-    entries = manifest_entries(_curve_task())
+def accuracy_curve(inp):
+    entries = manifest_entries(inp.task)
     rows = [{"model": e["attention"], **b} for e in entries for b in e["by_length"]]
     figures.show(figs.accuracy_vs_length(entries, names=_names(), title=t("seq2seq.curve_title"),
                                          x_title=t("seq2seq.curve_x"), y_title=t("seq2seq.curve_y")),
@@ -64,8 +68,8 @@ def accuracy_curve():
 
 
 @page.widget("forgetting")
-def position_curve():
-    entries = manifest_entries(st.session_state.get("seq2seq.curve_task", "copy"))
+def position_curve(inp):
+    entries = manifest_entries(inp.task)
     rows = [{"model": e["attention"], **p} for e in entries for p in e["per_position"]]
     figures.show(figs.per_position(entries, names=_names(), title=t("seq2seq.position_title"),
                                    x_title=t("seq2seq.position_x"), y_title=t("seq2seq.position_y")),

@@ -18,26 +18,46 @@ def _trace(text: str):
     return trace(get_model("date-bahdanau"), get_task("date"), text)
 
 
-def _current():
-    """The trace for the text in the input box (drawn in the first section), or None."""
-    from core.seq2seq.explain import check_input
-
-    chk = check_input(get_task("date"), st.session_state.get(KEY, get_task("date").examples[0]))
-    return _trace(chk.text) if chk.ok else None
-
-
 def _step_labels(tr) -> list[str]:
     """Labels built during the run (a format_func must not call t() later, outside the run)."""
     return [t("bahdanau.step_option", i=i + 1, out=o.replace(" ", "␣")) for i, o in enumerate(tr.outputs)]
 
 
+@page.inputs("bigru")
+def date_input(inp, show: bool) -> dict:
+    """The date every figure of this lesson decodes: its trace, or None when the model cannot read it."""
+    from core.seq2seq.explain import check_input
+
+    task = get_task("date")
+    if show:
+        text = checked_input("date", t("bahdanau.input_label"), KEY, task.examples[0], task.examples,
+                             help=t("bahdanau.input_help"))
+    else:
+        chk = check_input(task, st.session_state.get(KEY, task.examples[0]))
+        text = chk.text if chk.ok else None
+    return {"trace": None if text is None else _trace(text)}
+
+
+@page.inputs("scores")
+def decoder_step(inp, show: bool) -> dict:
+    """The decoder step i the scores show and the alignment highlights."""
+    tr = inp.trace
+    if tr is None:
+        return {"step": None}
+    if not show:
+        step = st.session_state.get("bahdanau.step", 0)
+        return {"step": min(step, len(tr.outputs) - 1) if isinstance(step, int) else 0}
+    labels = _step_labels(tr)
+    i = st.select_slider(t("bahdanau.step_slider"), options=list(range(len(tr.outputs))),
+                         format_func=labels.__getitem__, key="bahdanau.step")
+    return {"step": min(i, len(tr.outputs) - 1)}
+
+
 @page.widget("bigru")
-def bigru():
-    text = checked_input("date", t("bahdanau.input_label"), KEY, get_task("date").examples[0],
-                         get_task("date").examples, help=t("bahdanau.input_help"))
-    if text is None:
+def bigru(inp):
+    tr = inp.trace
+    if tr is None:
         return
-    tr = _trace(text)
     st.markdown(f"**{t('bahdanau.model_output')}**")
     st.code(tr.output_text or "∅", language=None)
     if tr.target is None:
@@ -58,15 +78,11 @@ def bigru():
 
 
 @page.widget("scores")
-def scores():
-    tr = _current()
+def scores(inp):
+    tr, i = inp.trace, inp.step
     if tr is None:
         st.info(t("bahdanau.need_input"), icon=":material/info:")
         return
-    labels = _step_labels(tr)
-    i = st.select_slider(t("bahdanau.step_slider"), options=list(range(len(tr.outputs))),
-                         format_func=labels.__getitem__, key="bahdanau.step")
-    i = min(i, len(tr.outputs) - 1)
     prev = tr.outputs[i - 1] if i else "<s>"
     st.caption(t("bahdanau.step_caption", i=i + 1, p=i, prev=prev))
     figures.show(figs.decoder_step(tr.energies[i], tr.weights[i], tr.source,
@@ -87,8 +103,8 @@ def scores():
 
 
 @page.widget("predict")
-def predict():
-    tr = _current()
+def predict(inp):
+    tr = inp.trace
     if tr is None:
         st.info(t("bahdanau.need_input"), icon=":material/info:")
         return
@@ -119,13 +135,12 @@ def predict():
 
 
 @page.widget("alignment")
-def alignment():
-    tr = _current()
+def alignment(inp):
+    tr = inp.trace
     if tr is None:
         st.info(t("bahdanau.need_input"), icon=":material/info:")
         return
-    step = st.session_state.get("bahdanau.step")
-    fig = figs.alignment(tr.weights, tr.source, tr.outputs, step=step if isinstance(step, int) else None,
+    fig = figs.alignment(tr.weights, tr.source, tr.outputs, step=inp.step,
                          title=t("bahdanau.align_title"), x_title=t("bahdanau.align_x"),
                          y_title=t("bahdanau.align_y"))
     rows = [{"i": i + 1, "y_i": y, "j": j + 1, "x_j": x, "alpha_ij": a}

@@ -50,14 +50,23 @@ def intro():
     model_in_use(with_heads=True)
 
 
+@page.inputs("hidden")
+def sentence(inp, show: bool) -> dict:
+    """The sentence whose hidden states the first two sections show."""
+    if show:
+        return {"text": _text("bert-outputs.text", "bert_outputs.text_label", "bert_outputs.text_default")}
+    c = clean(st.session_state.get("bert-outputs.text", t("bert_outputs.text_default")), MAX_CHARS)
+    return {"text": None if "empty" in c.notices else c.text}
+
+
 @page.widget("hidden")
-def hidden():
+def hidden(inp):
     from core.bert import hidden_states
     from core.figures import bar_strip
     from core.figures.bert import hidden_figure
 
     bundle = current_bundle(show_notice=False)
-    text = _text("bert-outputs.text", "bert_outputs.text_label", "bert_outputs.text_default")
+    text = inp.text
     if text is None:
         return
     hs = hidden_states(bundle, text, max_length=SHOW_TOKENS)
@@ -77,18 +86,17 @@ def hidden():
 
 
 @page.widget("layers")
-def layers():
+def layers(inp):
     from core.bert import hidden_states, layer_trajectory
     from core.figures.bert import trajectory_figure
 
     bundle = current_bundle(show_notice=False)
-    c = clean(st.session_state.get("bert-outputs.text", t("bert_outputs.text_default")), MAX_CHARS)
-    if "empty" in c.notices:
+    if inp.text is None:
         lesson.notice("empty")
         return
     st.caption(t("bert_outputs.layers_uses_text"))
-    st.text(c.text[:200])
-    hs = hidden_states(bundle, c.text, max_length=SHOW_TOKENS)
+    st.text(inp.text[:200])
+    hs = hidden_states(bundle, inp.text, max_length=SHOW_TOKENS)
     options = list(range(len(hs.tokens)))
     i = st.selectbox(t("bert_outputs.pick_token"), options, index=min(2, len(options) - 1),
                      key="bert-outputs.layer_token", format_func=lambda j: f"{j}: {hs.tokens[j]}")
