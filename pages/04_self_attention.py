@@ -4,7 +4,7 @@ import math
 import streamlit as st
 
 from ui import attention as ua
-from ui import figures, lesson
+from ui import figures, lesson, widgets
 from ui.bert import current_bundle
 from ui.i18n import t
 
@@ -107,17 +107,10 @@ def weighted_sum_section(inp):
 
 @page.widget("heatmap")
 def heatmap_section(inp):
-    from core.figures.attention import head_heatmap
-
     if inp.empty:
         return
-    expl, i, scaled = inp.expl, inp.query, inp.scaled
-    fig = head_heatmap(expl, highlight_row=i, scaled=scaled,
-                       title=t("self_attention.heatmap_title", layer=expl.layer, head=expl.head),
-                       x_title=t("self_attention.heatmap_x"), y_title=t("self_attention.heatmap_y"))
     st.caption(t("self_attention.heatmap_caption"))
-    figures.show(fig, key=f"{P}.heatmap", data=expl.matrix_wide(),
-                 filename=f"attention-layer{expl.layer}-head{expl.head}")
+    widgets.draw("attention-heatmap", f"{P}.heatmap", expl=inp.expl, query=inp.query, scaled=inp.scaled)
 
 
 page.render()

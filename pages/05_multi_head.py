@@ -5,7 +5,7 @@ Layout only; core.attention and core.bertviz_views compute.
 import streamlit as st
 
 from ui import attention as ua
-from ui import figures, lesson
+from ui import figures, lesson, widgets
 from ui.bert import current_bundle
 from ui.i18n import t
 
@@ -37,20 +37,14 @@ def model_in_use():
 
 @page.widget("many-heads")
 def many_heads(inp):
-    from core.attention import explain_head, weights_table
-    from core.figures.attention import head_heatmap, layer_head_grid
+    from core.attention import explain_head
 
     if inp.empty:
         return
-    bundle, text, text_b, layer, head, enc = inp.bundle, inp.text, inp.text_b, inp.layer, inp.head, inp.enc
-    st.caption(t("multi_head.grid_caption", layers=enc.num_layers, heads=enc.num_heads))
-    fig = layer_head_grid(enc, selected=(layer, head), labels=ua.grid_labels())
-    figures.show(fig, key=f"{P}.grid", filename="all-heads")
-    ua.deferred_downloads(f"{P}.grid", lambda: weights_table(enc), "all-heads")
-    expl = explain_head(bundle, text, layer, head, text_b)
-    fig = head_heatmap(expl, title=t("multi_head.enlarged_title", layer=layer, head=head),
-                       x_title=t("self_attention.heatmap_x"), y_title=t("self_attention.heatmap_y"))
-    figures.show(fig, key=f"{P}.enlarged", data=expl.matrix_wide(), filename=f"attention-layer{layer}-head{head}")
+    widgets.draw("head-grid", f"{P}.grid", enc=inp.enc, selected=(inp.layer, inp.head))
+    expl = explain_head(inp.bundle, inp.text, inp.layer, inp.head, inp.text_b)
+    widgets.draw("attention-heatmap", f"{P}.enlarged", expl=expl,
+                 title=t("multi_head.enlarged_title", layer=inp.layer, head=inp.head))
 
 
 @page.widget("specialise")
@@ -78,8 +72,7 @@ def specialise(inp):
     enc, roll = rollout(bundle, text, text_b)
     upto = st.slider(t("multi_head.rollout_layer"), 0, enc.num_layers - 1, enc.num_layers - 1, key=f"{P}.rollout_layer")
     st.caption(t("multi_head.rollout_caption"))
-    fig = rollout_figure(enc, roll, upto, title=t("multi_head.rollout_title", layer=upto),
-                         x_title=t("multi_head.rollout_x"), y_title=t("multi_head.rollout_y"))
+    fig = rollout_figure(enc, roll, upto, labels={"title": t("multi_head.rollout_title", layer=upto), "x": t("multi_head.rollout_x"), "y": t("multi_head.rollout_y")})
     figures.show(fig, key=f"{P}.rollout", filename=f"rollout-layer{upto}", data=rollout_table(enc, roll, upto))
 
 

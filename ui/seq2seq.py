@@ -21,6 +21,14 @@ def get_model(name: str):
     return load_checkpoint(CHECKPOINT_DIR / CHECKPOINTS[name])
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def date_trace(text: str):
+    """One decode of the committed date model (Bahdanau), cached per input and shared by sessions."""
+    from core.seq2seq.explain import trace
+
+    return trace(get_model("date-bahdanau"), get_task("date"), text)
+
+
 def get_task(name: str):
     from core.seq2seq.tasks import get_task as _get
 

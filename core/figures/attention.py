@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from core.attention import (FALLBACK_TAG, TAG_RULES, Encoding, HeadExplanation, HeadSummaries,
                             ProjectionExplanation, ScalingStudy)
-from core.figures import ATTENTION_SCALE, FONT, HIGHLIGHT, OKABE_ITO, escape_label, figure, heatmap
+from core.figures import ATTENTION_SCALE, FONT, HIGHLIGHT, OKABE_ITO, escape_label, figure, heatmap, heatmap_titles, merge_labels
 
 DIVERGING = "RdBu"  # q, k, v components: signed values, centred on 0
 
@@ -33,12 +33,12 @@ def _pair_divider(fig: go.Figure, b_start: int | None, n: int, rows: bool = True
 
 
 def head_heatmap(expl: HeadExplanation, *, highlight_row: int | None = None, scaled: bool = True,
-                 title: str = "", x_title: str = "key", y_title: str = "query",
-                 value_name: str = "weight") -> go.Figure:
-    """One head's attention weights, rows = queries, columns = keys (softmax over each row)."""
+                 labels: Mapping[str, str] | None = None) -> go.Figure:
+    """One head's attention weights, rows = queries, columns = keys (softmax over each row).
+    Labels: title, x, y, value."""
+    lab = merge_labels({"title": "", "x": "key", "y": "query", "value": "weight"}, labels)
     w = expl.weights if scaled else expl.weights_unscaled
-    fig = heatmap(w, expl.tokens, expl.tokens, title=title, x_title=x_title, y_title=y_title,
-                  value_name=value_name, highlight_row=highlight_row, precision=4)
+    fig = heatmap(w, expl.tokens, expl.tokens, **heatmap_titles(lab), highlight_row=highlight_row, precision=4)
     _pair_divider(fig, expl.sentence_b_start, expl.n_tokens)
     return fig
 
@@ -239,13 +239,14 @@ def tag_grid(summ: HeadSummaries, *, tag_names: dict[str, str] | None = None,
     return fig
 
 
-def rollout_figure(enc: Encoding, roll: np.ndarray, layer: int | None = None, *, title: str = "",
-                   x_title: str = "input token", y_title: str = "position") -> go.Figure:
-    """Rollout after ``layer`` (default: the last): how much each position draws on each input token."""
+def rollout_figure(enc: Encoding, roll: np.ndarray, layer: int | None = None, *,
+                   labels: Mapping[str, str] | None = None) -> go.Figure:
+    """Rollout after ``layer`` (default: the last): how much each position draws on each input token.
+    Labels: title, x, y, value."""
+    lab = merge_labels({"title": "", "x": "input token", "y": "position", "value": "rollout"}, labels)
     l = enc.num_layers - 1 if layer is None else int(layer)
     r = roll[l]
-    fig = heatmap(r, enc.tokens, enc.tokens, title=title, x_title=x_title, y_title=y_title,
-                  value_name="rollout", zmin=0.0, zmax=float(r.max()), precision=4)
+    fig = heatmap(r, enc.tokens, enc.tokens, **heatmap_titles(lab), zmin=0.0, zmax=float(r.max()), precision=4)
     _pair_divider(fig, enc.sentence_b_start, enc.n_tokens)
     return fig
 
