@@ -12,8 +12,10 @@ from tests.apptest import run_lesson
 
 def test_every_widget_spec_has_a_renderer_and_nothing_else():
     from ui.widgets import RENDERERS
+    from ui.widgets import WIDGETS as DRAWN
 
-    assert set(RENDERERS) == set(WIDGETS)
+    assert set(RENDERERS) == set(WIDGETS)  # what a Markdown block draws
+    assert set(DRAWN) == set(WIDGETS)      # the one function a page section draws too
 
 
 @pytest.fixture(scope="module")

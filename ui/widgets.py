@@ -43,9 +43,6 @@ def block(name: str) -> Callable[[Renderer], Renderer]:
     return add
 
 
-register = block  # the name this module's API had before widgets were shared with the pages
-
-
 def draw(name: str, key: str, **inputs):
     """Draw the widget ``name`` from chosen inputs; what it returns (if anything) for the caller."""
     return WIDGETS[name](key, **inputs)
