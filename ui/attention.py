@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.widgets import MAX_CHARS
 from ui import lesson
 from ui import figures
 from ui.i18n import t
@@ -88,7 +89,7 @@ def query_picker(prefix: str, tokens: list[str], *, show: bool = True) -> int:
     return int(i)
 
 
-def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, max_chars: int = 2000) -> bool:
+def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, max_chars: int = MAX_CHARS) -> bool:
     """Translated notices for cleaned or capped input. Returns True when the text is empty."""
     for code in codes:
         if code == "tokens_capped":

@@ -15,6 +15,7 @@ from typing import Callable
 import streamlit as st
 
 from core.lessons import Catalog, Lesson, cached_catalog, rel
+from core.widgets import MAX_CHARS
 from ui import state
 from ui.i18n import t
 
@@ -91,7 +92,7 @@ def notices(codes, **fmt) -> None:
         notice(code, **fmt)
 
 
-def text_box(label: str, *, key: str, value: str, max_chars: int = 2000) -> str | None:
+def text_box(label: str, *, key: str, value: str, max_chars: int = MAX_CHARS) -> str | None:
     """A text box whose content is cleaned (core.text.clean): control and invisible characters
     removed, length capped, each with a notice. None, after a notice, when nothing is left."""
     from core.text import clean
