@@ -103,6 +103,35 @@ def test_failing_widget_becomes_an_error_card():
     assert "Family four: generation" in [h.value for h in at.header]  # the rest rendered
 
 
+def test_sections_get_the_page_inputs_and_closures_keep_their_defaults():
+    def script():
+        import streamlit as st
+
+        from ui.lesson import LessonPage
+
+        page = LessonPage("nlp-tasks")
+
+        @page.widget("labeling")  # drawn before the step that holds the inputs
+        def uses(inp):
+            st.text(f"labeling sees {inp.word}")
+
+        @page.inputs("generation")
+        def word(inp, show):
+            return {"word": st.text_input("word", value="attention", key="w") if show else "attention"}
+
+        page.widget("intro")(lambda g="own default": st.text(f"intro keeps {g}"))
+        page.render()
+
+    at = AppTest.from_function(script, default_timeout=30)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception and not at.error
+    shown = [x.value for x in at.text]
+    assert "labeling sees attention" in shown and "intro keeps own default" in shown
+    at.text_input(key="w").input("softmax").run()
+    assert "labeling sees softmax" in [x.value for x in at.text]
+
+
 def test_no_traceback_reaches_the_page_when_a_widget_raises(caplog):
     import logging
     import tomllib

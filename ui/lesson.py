@@ -180,7 +180,10 @@ class LessonPage:
 
     @staticmethod
     def _takes_inputs(fn: Callable) -> bool:
-        return bool(inspect.signature(fn).parameters)
+        """A section takes the inputs when it has a parameter without a default (``lambda g=x: ...``
+        keeps its own)."""
+        return any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   for p in inspect.signature(fn).parameters.values())
 
     # -- steps -----------------------------------------------------------------------------------
     def _step_key(self) -> str:
