@@ -108,7 +108,7 @@ def concat(inp):
     from core.attention import concat_projection
     from core.figures.attention import projection_figure, projection_shapes
 
-    bundle, text, text_b, layer, head = inp.bundle, inp.text, inp.text_b, inp.layer, inp.head
+    bundle, text, text_b, layer = inp.bundle, inp.text, inp.text_b, inp.layer
     proj = concat_projection(bundle, text, layer, text_b)
     if "empty" in proj.notices:
         return

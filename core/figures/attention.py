@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from core.attention import (FALLBACK_TAG, TAG_RULES, Encoding, HeadExplanation, HeadSummaries,
                             ProjectionExplanation, ScalingStudy)
-from core.figures import ATTENTION_SCALE, FONT, HIGHLIGHT, OKABE_ITO, escape_label, figure, heatmap, heatmap_titles, merge_labels
+from core.figures import ATTENTION_SCALE, FONT, HIGHLIGHT, OKABE_ITO, escape_label, figure, heatmap, heatmap_titles, layout, merge_labels
 
 DIVERGING = "RdBu"  # q, k, v components: signed values, centred on 0
 
@@ -151,9 +151,7 @@ def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
     fig.update_yaxes(range=[0, 1.05], title_text=escape_label(lab["y"]), secondary_y=False)
     fig.update_yaxes(type="log", title_text=escape_label(lab["std"]), secondary_y=True,
                      tickvals=[v for v in (1, 2, 4, 8, 16, 32, 64) if v <= 2 * max(study.score_std)])
-    fig.update_layout(font=FONT, height=340, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", y=-0.25))
-    return fig
+    return layout(fig, "", 340, margin=dict(t=30), legend=dict(orientation="h", y=-0.25))
 
 
 def layer_head_grid(enc: Encoding, *, selected: tuple[int, int] | None = None,
@@ -235,8 +233,7 @@ def tag_grid(summ: HeadSummaries, *, tag_names: dict[str, str] | None = None,
         l, h = selected
         fig.add_shape(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5,
                       line=dict(color="black", width=3))
-    fig.update_layout(font=FONT, height=max(220, 40 * L + 90), margin=dict(l=10, r=10, t=60, b=10))
-    return fig
+    return layout(fig, "", max(220, 40 * L + 90), margin=dict(t=60))
 
 
 def rollout_figure(enc: Encoding, roll: np.ndarray, layer: int | None = None, *,
