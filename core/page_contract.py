@@ -46,20 +46,18 @@ def read_contract(path: Path) -> PageContract:
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         line = getattr(exc, "lineno", None) or 1
         return PageContract(path, problems=((line, f"cannot read the page script: {type(exc).__name__}"),))
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    decorators = {id(dec) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  for dec in node.decorator_list}
+    for node in ast.walk(tree):  # @page.widget("x") on a def, or page.widget("x")(fn) anywhere
+        found = _decorator_anchor(node) if isinstance(node, ast.Call) else None
+        if found is None:
             continue
-        for dec in node.decorator_list:
-            found = _decorator_anchor(dec)
-            if found is None:
-                continue
-            kind, anchor = found
-            if anchor is None:
-                problems.append((dec.lineno, f"@page.{kind} needs a literal anchor, like @page.{kind}(\"scores\")"))
-            elif kind == "widget":
-                sections.setdefault(anchor, dec.lineno)
-            else:
-                inputs.setdefault(anchor, dec.lineno)
+        kind, anchor = found
+        if anchor is None:
+            if id(node) in decorators:
+                problems.append((node.lineno, f"@page.{kind} needs a literal anchor, like @page.{kind}(\"scores\")"))
+            continue  # registered in a loop from data (the glossary's groups): checked where it runs
+        (sections if kind == "widget" else inputs).setdefault(anchor, node.lineno)
     return PageContract(path, sections, inputs, tuple(problems))
 
 
