@@ -18,9 +18,10 @@
     answer: The month, "December", in the input.
     ```
 
-This module is the single list of widgets and their arguments (data, no streamlit), so that
-``python -m core.lessons check`` can validate blocks without starting the app. The code that draws
-each widget is registered under the same name in ui/widgets.py.
+This module is the single list of widgets, their arguments and the ranges of those arguments (data,
+no streamlit), so that ``python -m core.lessons check`` validates blocks without starting the app
+and accepts exactly what the app draws. The code that draws each widget is registered under the
+same name in ui/widgets.py, and lesson pages draw the same widgets through ``ui.widgets.draw``.
 """
 from __future__ import annotations
 
@@ -72,6 +73,17 @@ class WidgetSpec:
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
+# One definition of each limit and range, used by the check (the specs below), the Markdown
+# widgets and the lesson pages (ui/widgets.py, pages/).
+SHOW_TOKENS = 64      # tokens a BERT figure draws (the model itself reads up to its position table)
+MAX_CHARS = 2000      # characters kept from a text box (core.text.clean)
+SEED = Param("int", 0, minimum=0, maximum=1_000_000, help="random seed")
+RANKS = Param("choice", "2", choices=("1", "2", "4"), help="tensor-parallel ranks")
+SCHEDULE = Param("choice", "1f1b", choices=("gpipe", "1f1b", "interleaved"), help="schedule")
+STAGES = Param("int", 4, minimum=1, maximum=8, help="pipeline stages p")
+MICROBATCHES = Param("int", 8, minimum=1, maximum=32, help="micro-batches m")
+CHUNKS = Param("int", 2, minimum=1, maximum=4, help="model chunks per stage v (interleaved)")
+
 WIDGETS: dict[str, WidgetSpec] = {
     spec.name: spec
     for spec in [
@@ -94,16 +106,13 @@ WIDGETS: dict[str, WidgetSpec] = {
         }),
         WidgetSpec("mask-simulator", "BERT's 15 % / 80-10-10 masking applied to a text", {
             "text": Param("str", ANIMAL, help="the sentence"),
-            "seed": Param("int", 0, minimum=0, help="random seed"),
+            "seed": SEED,
         }),
         WidgetSpec("parallel-split", "how tensor parallelism splits a layer's weights across ranks", {
-            "ranks": Param("choice", "2", choices=("1", "2", "4"), help="tensor-parallel ranks"),
+            "ranks": RANKS,
         }),
         WidgetSpec("pipeline-schedule", "a pipeline schedule's timeline and bubble fraction", {
-            "schedule": Param("choice", "1f1b", choices=("gpipe", "1f1b", "interleaved"), help="schedule"),
-            "stages": Param("int", 4, minimum=1, maximum=16, help="pipeline stages p"),
-            "microbatches": Param("int", 8, minimum=1, maximum=64, help="micro-batches m"),
-            "chunks": Param("int", 2, minimum=1, maximum=8, help="model chunks per stage v (interleaved)"),
+            "schedule": SCHEDULE, "stages": STAGES, "microbatches": MICROBATCHES, "chunks": CHUNKS,
         }),
     ]
 }

@@ -34,28 +34,31 @@ def encoder_decoder():
     if text is None:
         return
     view = bottleneck(get_model("copy-none"), get_task("copy"), text)
-    figures.show(figs.c_strip(view.c, title=t("seq2seq.c_title", size=len(view.c), length=len(text))),
+    figures.show(figs.c_strip(view.c, labels={"title": t("seq2seq.c_title", size=len(view.c), length=len(text))}),
                  key="seq2seq.c", data=[{"dim": i, "c": v} for i, v in enumerate(view.c)], filename="c")
     st.caption(t("seq2seq.c_caption", size=len(view.c)))
     _show_output(t("seq2seq.model_none"), view, "seq2seq.marks.input")
 
 
-def _curve_task() -> str:
+@page.inputs("fixed-length")
+def curve_task(inp, show: bool) -> dict:
     """copy, or reverse when its checkpoints are committed too (one choice for both sections)."""
     tasks = [name for name in ("copy", "reverse") if manifest_entries(name)]
     if len(tasks) < 2:
-        return tasks[0]
+        return {"task": tasks[0]}
+    if not show:
+        task = st.session_state.get("seq2seq.curve_task", tasks[0])
+        return {"task": task if task in tasks else tasks[0]}
     labels = {name: t(f"seq2seq.task_{name}") for name in tasks}
-    return st.radio(t("seq2seq.task_label"), tasks, format_func=labels.get, horizontal=True,
-                    key="seq2seq.curve_task")
+    return {"task": st.radio(t("seq2seq.task_label"), tasks, format_func=labels.get, horizontal=True,
+                             key="seq2seq.curve_task")}
 
 
 @page.widget("fixed-length")
-def accuracy_curve():
-    entries = manifest_entries(_curve_task())
+def accuracy_curve(inp):
+    entries = manifest_entries(inp.task)
     rows = [{"model": e["attention"], **b} for e in entries for b in e["by_length"]]
-    figures.show(figs.accuracy_vs_length(entries, names=_names(), title=t("seq2seq.curve_title"),
-                                         x_title=t("seq2seq.curve_x"), y_title=t("seq2seq.curve_y")),
+    figures.show(figs.accuracy_vs_length(entries, names=_names(), labels={"title": t("seq2seq.curve_title"), "x": t("seq2seq.curve_x"), "y": t("seq2seq.curve_y")}),
                  key="seq2seq.curve", data=rows, filename="accuracy-vs-length")
     for e in entries:
         st.caption(t("seq2seq.manifest_caption", model=_names()[e["attention"]], n=e["heldout_n"],
@@ -64,11 +67,10 @@ def accuracy_curve():
 
 
 @page.widget("forgetting")
-def position_curve():
-    entries = manifest_entries(st.session_state.get("seq2seq.curve_task", "copy"))
+def position_curve(inp):
+    entries = manifest_entries(inp.task)
     rows = [{"model": e["attention"], **p} for e in entries for p in e["per_position"]]
-    figures.show(figs.per_position(entries, names=_names(), title=t("seq2seq.position_title"),
-                                   x_title=t("seq2seq.position_x"), y_title=t("seq2seq.position_y")),
+    figures.show(figs.per_position(entries, names=_names(), labels={"title": t("seq2seq.position_title"), "x": t("seq2seq.position_x"), "y": t("seq2seq.position_y")}),
                  key="seq2seq.positions", data=rows, filename="per-position")
     st.caption(t("seq2seq.position_caption"))
     names = _names()
@@ -76,9 +78,7 @@ def position_curve():
         with tab:
             data = [{"lengths": r["lengths"], "position": i + 1, "n": n, "accuracy": a}
                     for r in e["per_position_by_length"] for i, (n, a) in enumerate(zip(r["n"], r["accuracy"]))]
-            figures.show(figs.position_by_length(e, title=t("seq2seq.grid_title", model=names[e["attention"]]),
-                                                 x_title=t("seq2seq.position_x"), y_title=t("seq2seq.curve_x"),
-                                                 value_name=t("seq2seq.position_y")),
+            figures.show(figs.position_by_length(e, labels={"title": t("seq2seq.grid_title", model=names[e["attention"]]), "x": t("seq2seq.position_x"), "y": t("seq2seq.curve_x"), "value": t("seq2seq.position_y")}),
                          key=f"seq2seq.grid.{e['attention']}", data=data, filename=f"position-by-length-{e['attention']}")
 
 
@@ -113,13 +113,11 @@ def train_live():
     if result is None:
         return
     report = live_report("seq2seq.live", result)
-    figures.show(figs.loss_curve(result.losses, title=t("seq2seq.live_loss_title"),
-                                 x_title=t("seq2seq.step"), y_title=t("seq2seq.loss")),
+    figures.show(figs.loss_curve(result.losses, labels={"title": t("seq2seq.live_loss_title"), "x": t("seq2seq.step"), "y": t("seq2seq.loss")}),
                  key="seq2seq.live.loss", data=[{"step": s, "loss": v} for s, v in result.losses],
                  filename="live-loss")
     names = {report["attention"]: t("seq2seq.live_model", model=_names()[report["attention"]])}
-    figures.show(figs.accuracy_vs_length([report], names=names, title=t("seq2seq.live_curve_title"),
-                                         x_title=t("seq2seq.curve_x"), y_title=t("seq2seq.curve_y")),
+    figures.show(figs.accuracy_vs_length([report], names=names, labels={"title": t("seq2seq.live_curve_title"), "x": t("seq2seq.curve_x"), "y": t("seq2seq.curve_y")}),
                  key="seq2seq.live.curve", data=report["by_length"], filename="live-accuracy-vs-length")
     st.caption(t("seq2seq.live_eval_caption", n=report["n"], acc=f"{report['exact_match']:.1%}"))
 

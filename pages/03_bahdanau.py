@@ -2,28 +2,12 @@
 import streamlit as st
 
 from core.figures import seq2seq as figs
-from ui import figures, lesson
+from ui import figures, lesson, widgets
 from ui.i18n import t
-from ui.seq2seq import checked_input, get_model, get_task, live_training, manifest_entries
+from ui.seq2seq import checked_input, date_trace, get_task, live_training, manifest_entries
 
 page = lesson.LessonPage("bahdanau")
 KEY = "bahdanau.input"
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def _trace(text: str):
-    """One decode of the committed date model; cached per input, shared by the widgets below."""
-    from core.seq2seq.explain import trace
-
-    return trace(get_model("date-bahdanau"), get_task("date"), text)
-
-
-def _current():
-    """The trace for the text in the input box (drawn in the first section), or None."""
-    from core.seq2seq.explain import check_input
-
-    chk = check_input(get_task("date"), st.session_state.get(KEY, get_task("date").examples[0]))
-    return _trace(chk.text) if chk.ok else None
 
 
 def _step_labels(tr) -> list[str]:
@@ -31,13 +15,41 @@ def _step_labels(tr) -> list[str]:
     return [t("bahdanau.step_option", i=i + 1, out=o.replace(" ", "␣")) for i, o in enumerate(tr.outputs)]
 
 
+@page.inputs("bigru")
+def date_input(inp, show: bool) -> dict:
+    """The date every figure of this lesson decodes: its trace, or None when the model cannot read it."""
+    from core.seq2seq.explain import check_input
+
+    task = get_task("date")
+    if show:
+        text = checked_input("date", t("bahdanau.input_label"), KEY, task.examples[0], task.examples,
+                             help=t("bahdanau.input_help"))
+    else:
+        chk = check_input(task, st.session_state.get(KEY, task.examples[0]))
+        text = chk.text if chk.ok else None
+    return {"trace": None if text is None else date_trace(text)}
+
+
+@page.inputs("scores")
+def decoder_step(inp, show: bool) -> dict:
+    """The decoder step i the scores show and the alignment highlights."""
+    tr = inp.trace
+    if tr is None:
+        return {"step": None}
+    if not show:
+        step = st.session_state.get("bahdanau.step", 0)
+        return {"step": min(step, len(tr.outputs) - 1) if isinstance(step, int) else 0}
+    labels = _step_labels(tr)
+    i = st.select_slider(t("bahdanau.step_slider"), options=list(range(len(tr.outputs))),
+                         format_func=labels.__getitem__, key="bahdanau.step")
+    return {"step": min(i, len(tr.outputs) - 1)}
+
+
 @page.widget("bigru")
-def bigru():
-    text = checked_input("date", t("bahdanau.input_label"), KEY, get_task("date").examples[0],
-                         get_task("date").examples, help=t("bahdanau.input_help"))
-    if text is None:
+def bigru(inp):
+    tr = inp.trace
+    if tr is None:
         return
-    tr = _trace(text)
     st.markdown(f"**{t('bahdanau.model_output')}**")
     st.code(tr.output_text or "∅", language=None)
     if tr.target is None:
@@ -48,8 +60,7 @@ def bigru():
     st.caption(t("bahdanau.model_caption", acc=f"{entry['heldout_exact_match']:.1%}", n=entry["heldout_n"],
                  steps=entry["steps"], seconds=entry["train_seconds"], device=entry["device"], seed=entry["seed"]))
     H = len(tr.forward[0])
-    fig = figs.annotations(tr.forward, tr.backward, tr.source, title=t("bahdanau.bigru_title", H=H, D=2 * H),
-                           x_title=t("bahdanau.bigru_x"), y_title=t("bahdanau.bigru_y"))
+    fig = figs.annotations(tr.forward, tr.backward, tr.source, labels={"title": t("bahdanau.bigru_title", H=H, D=2 * H), "x": t("bahdanau.bigru_x"), "y": t("bahdanau.bigru_y")})
     rows = [{"j": j + 1, "x_j": c, **{f"fwd_{d}": v for d, v in enumerate(f)},
              **{f"bwd_{d}": v for d, v in enumerate(b)}}
             for j, (c, f, b) in enumerate(zip(tr.source, tr.forward, tr.backward))]
@@ -58,25 +69,18 @@ def bigru():
 
 
 @page.widget("scores")
-def scores():
-    tr = _current()
+def scores(inp):
+    tr, i = inp.trace, inp.step
     if tr is None:
         st.info(t("bahdanau.need_input"), icon=":material/info:")
         return
-    labels = _step_labels(tr)
-    i = st.select_slider(t("bahdanau.step_slider"), options=list(range(len(tr.outputs))),
-                         format_func=labels.__getitem__, key="bahdanau.step")
-    i = min(i, len(tr.outputs) - 1)
     prev = tr.outputs[i - 1] if i else "<s>"
     st.caption(t("bahdanau.step_caption", i=i + 1, p=i, prev=prev))
-    figures.show(figs.decoder_step(tr.energies[i], tr.weights[i], tr.source,
-                                   title=t("bahdanau.step_title", i=i + 1),
-                                   e_title=t("bahdanau.e_title", i=i + 1, p=i), a_title=t("bahdanau.a_title", i=i + 1)),
+    figures.show(figs.decoder_step(tr.energies[i], tr.weights[i], tr.source, labels={"title": t("bahdanau.step_title", i=i + 1), "energy": t("bahdanau.e_title", i=i + 1, p=i), "weight": t("bahdanau.a_title", i=i + 1)}),
                  key="bahdanau.step_fig", filename=f"step-{i + 1}",
                  data=[{"j": j + 1, "x_j": c, "e_ij": e, "alpha_ij": a}
                        for j, (c, e, a) in enumerate(zip(tr.source, tr.energies[i], tr.weights[i]))])
-    figures.show(figs.c_strip(tr.contexts[i], title=t("bahdanau.context_title", i=i + 1, D=len(tr.contexts[i])),
-                              value_name=f"c_{i + 1}"),
+    figures.show(figs.c_strip(tr.contexts[i], labels={"title": t("bahdanau.context_title", i=i + 1, D=len(tr.contexts[i])), "value": f"c_{i + 1}"}),
                  key="bahdanau.context", data=[{"dim": d, "c_i": v} for d, v in enumerate(tr.contexts[i])],
                  filename=f"context-{i + 1}")
     st.markdown(f"**{t('bahdanau.output_title', i=i + 1)}**")
@@ -87,8 +91,8 @@ def scores():
 
 
 @page.widget("predict")
-def predict():
-    tr = _current()
+def predict(inp):
+    tr = inp.trace
     if tr is None:
         st.info(t("bahdanau.need_input"), icon=":material/info:")
         return
@@ -113,25 +117,16 @@ def predict():
     elif guess is not None:
         st.warning(t("bahdanau.predict_wrong", j=best + 1, x=tr.source[best], a=f"{tr.weights[i][best]:.2f}",
                      g=guess + 1, ga=f"{tr.weights[i][guess]:.2f}"))
-    figures.show(figs.decoder_step(tr.energies[i], tr.weights[i], tr.source,
-                                   e_title=t("bahdanau.e_title", i=i + 1, p=i), a_title=t("bahdanau.a_title", i=i + 1)),
+    figures.show(figs.decoder_step(tr.energies[i], tr.weights[i], tr.source, labels={"energy": t("bahdanau.e_title", i=i + 1, p=i), "weight": t("bahdanau.a_title", i=i + 1)}),
                  key="bahdanau.predict.fig")
 
 
 @page.widget("alignment")
-def alignment():
-    tr = _current()
-    if tr is None:
+def alignment(inp):
+    if inp.trace is None:
         st.info(t("bahdanau.need_input"), icon=":material/info:")
         return
-    step = st.session_state.get("bahdanau.step")
-    fig = figs.alignment(tr.weights, tr.source, tr.outputs, step=step if isinstance(step, int) else None,
-                         title=t("bahdanau.align_title"), x_title=t("bahdanau.align_x"),
-                         y_title=t("bahdanau.align_y"))
-    rows = [{"i": i + 1, "y_i": y, "j": j + 1, "x_j": x, "alpha_ij": a}
-            for i, (y, row) in enumerate(zip(tr.outputs, tr.weights)) for j, (x, a) in enumerate(zip(tr.source, row))]
-    figures.show(fig, key="bahdanau.alignment", data=rows, filename="alignment")
-    st.caption(t("bahdanau.align_caption"))
+    widgets.draw("bahdanau-alignment", "bahdanau.alignment", trace=inp.trace, step=inp.step)
 
 
 @page.widget("train")
@@ -148,8 +143,7 @@ def train_live():
 
     def draw(p):
         if p.alignment:
-            figures.show(figs.alignment(p.alignment, list(p.probe), p.probe_output,
-                                        title=t("bahdanau.live_align_title", step=p.step)),
+            figures.show(figs.alignment(p.alignment, list(p.probe), p.probe_output, labels={"title": t("bahdanau.live_align_title", step=p.step)}),
                          key=f"bahdanau.live.align.{p.step}")
 
     result = live_training("bahdanau.live", "date", "bahdanau", config, draw_progress=draw)
@@ -161,11 +155,9 @@ def train_live():
         step = st.select_slider(t("bahdanau.snapshot_slider"), options=list(by_step), value=step,
                                 key="bahdanau.live.snapshot")
     snap = by_step[step]
-    figures.show(figs.alignment(snap.alignment, list(snap.probe), snap.probe_output,
-                                title=t("bahdanau.live_align_title", step=snap.step)),
+    figures.show(figs.alignment(snap.alignment, list(snap.probe), snap.probe_output, labels={"title": t("bahdanau.live_align_title", step=snap.step)}),
                  key="bahdanau.live.replay", filename=f"alignment-step-{snap.step}")
-    figures.show(figs.loss_curve(result.losses, title=t("bahdanau.live_loss_title"),
-                                 x_title=t("seq2seq.step"), y_title=t("seq2seq.loss")),
+    figures.show(figs.loss_curve(result.losses, labels={"title": t("bahdanau.live_loss_title"), "x": t("seq2seq.step"), "y": t("seq2seq.loss")}),
                  key="bahdanau.live.loss", data=[{"step": s, "loss": v} for s, v in result.losses],
                  filename="live-loss")
 

@@ -4,7 +4,7 @@ import math
 import streamlit as st
 
 from ui import attention as ua
-from ui import figures, lesson
+from ui import figures, lesson, widgets
 from ui.bert import current_bundle
 from ui.i18n import t
 
@@ -12,19 +12,29 @@ P = "self-attention"
 page = lesson.LessonPage(P)
 
 
-def _explain():
-    """The head and sentence picked in the first section, recomputed (the forward pass is shared)."""
-    from core.attention import explain_head
+@page.inputs("qkv")
+def sentence_and_head(inp, show: bool) -> dict:
+    """The sentence, layer, head and query token every figure of this lesson explains."""
+    from core.attention import MAX_TOKENS, explain_head
 
     bundle = current_bundle(show_notice=False)
-    text = st.session_state.get(f"{P}.text", "")
-    layer = int(st.session_state.get(f"{P}.layer", 0))
-    head = int(st.session_state.get(f"{P}.head", 0))
-    return explain_head(bundle, text, layer, head)
+    text = ua.sentence(P, show=show)
+    layer, head = ua.layer_head(P, bundle, show=show)
+    expl = explain_head(bundle, text, layer, head)
+    empty = ua.show_notices(expl.notices, n_full=expl.n_tokens_full, cap=MAX_TOKENS) if show else \
+        "empty" in expl.notices
+    query = 0 if empty else ua.query_picker(P, expl.tokens, show=show)
+    return {"expl": expl, "empty": empty, "query": query}
 
 
-def _query(expl) -> int:
-    return min(int(st.session_state.get(f"{P}.query", 0) or 0), expl.n_tokens - 1)
+@page.inputs("scaled-dot-product")
+def scaling_toggle(inp, show: bool) -> dict:
+    """With or without 1/√d_k: the scores, the weighted sum and the heatmap follow this switch."""
+    if not show:
+        return {"scaled": bool(st.session_state.get(f"{P}.scaled", True))}
+    scaled = st.toggle(t("self_attention.scale_toggle"), value=True, key=f"{P}.scaled",
+                       help=t("self_attention.scale_toggle_help"))
+    return {"scaled": bool(scaled)}
 
 
 @page.widget("intro")
@@ -33,17 +43,13 @@ def model_in_use():
 
 
 @page.widget("qkv")
-def qkv():
-    from core.attention import MAX_TOKENS, explain_head
+def qkv(inp):
     from core.figures.attention import qk_vectors
 
-    bundle = current_bundle(show_notice=False)
-    text = ua.sentence(P)
-    layer, head = ua.layer_head(P, bundle)
-    expl = explain_head(bundle, text, layer, head)
-    if ua.show_notices(expl.notices, n_full=expl.n_tokens_full, cap=MAX_TOKENS):
+    if inp.empty:
         return
-    i = ua.query_picker(P, expl.tokens)
+    expl, i = inp.expl, inp.query
+    layer, head = expl.layer, expl.head
     st.caption(t("self_attention.vectors_caption", d_k=expl.d_k))
     fig = qk_vectors(expl, i, labels=ua.glass_labels())
     rows = [{"vector": "q", "position": i, "token": expl.tokens[i],
@@ -54,16 +60,13 @@ def qkv():
 
 
 @page.widget("scaled-dot-product")
-def scaled_dot_product():
+def scaled_dot_product(inp):
     from core.attention import scaling_study
     from core.figures.attention import scaling_figure, score_steps
 
-    expl = _explain()
-    if "empty" in expl.notices:
+    if inp.empty:
         return
-    i = _query(expl)
-    scaled = st.toggle(t("self_attention.scale_toggle"), value=True, key=f"{P}.scaled",
-                       help=t("self_attention.scale_toggle_help"))
+    expl, i, scaled = inp.expl, inp.query, inp.scaled
     if not scaled:
         st.warning(t("self_attention.no_scaling_note"), icon=":material/science:")
     st.caption(t("self_attention.steps_caption", sqrt=math.sqrt(expl.d_k)))
@@ -88,14 +91,12 @@ def scaled_dot_product():
 
 
 @page.widget("weighted-sum")
-def weighted_sum_section():
+def weighted_sum_section(inp):
     from core.figures.attention import weighted_sum
 
-    expl = _explain()
-    if "empty" in expl.notices:
+    if inp.empty:
         return
-    i = _query(expl)
-    scaled = bool(st.session_state.get(f"{P}.scaled", True))
+    expl, i, scaled = inp.expl, inp.query, inp.scaled
     st.caption(t("self_attention.weighted_caption", d_k=expl.d_k))
     fig = weighted_sum(expl, i, scaled=scaled, labels=ua.glass_labels())
     out = expl.output[i] if scaled else (expl.weights_unscaled[i] @ expl.v)
@@ -105,20 +106,11 @@ def weighted_sum_section():
 
 
 @page.widget("heatmap")
-def heatmap_section():
-    from core.figures.attention import head_heatmap
-
-    expl = _explain()
-    if "empty" in expl.notices:
+def heatmap_section(inp):
+    if inp.empty:
         return
-    i = _query(expl)
-    scaled = bool(st.session_state.get(f"{P}.scaled", True))
-    fig = head_heatmap(expl, highlight_row=i, scaled=scaled,
-                       title=t("self_attention.heatmap_title", layer=expl.layer, head=expl.head),
-                       x_title=t("self_attention.heatmap_x"), y_title=t("self_attention.heatmap_y"))
     st.caption(t("self_attention.heatmap_caption"))
-    figures.show(fig, key=f"{P}.heatmap", data=expl.matrix_wide(),
-                 filename=f"attention-layer{expl.layer}-head{expl.head}")
+    widgets.draw("attention-heatmap", f"{P}.heatmap", expl=inp.expl, query=inp.query, scaled=inp.scaled)
 
 
 page.render()

@@ -5,7 +5,7 @@ Layout only; core.attention and core.bertviz_views compute.
 import streamlit as st
 
 from ui import attention as ua
-from ui import figures, lesson
+from ui import figures, lesson, widgets
 from ui.bert import current_bundle
 from ui.i18n import t
 
@@ -14,11 +14,20 @@ page = lesson.LessonPage(P)
 VIEWS = ("head", "model", "neuron")
 
 
-def _inputs():
-    """Sentence A, optional sentence B, layer and head, as chosen in the first section."""
-    ss = st.session_state
-    text_b = ss.get(f"{P}.text_b") if ss.get(f"{P}.pair") else None
-    return ss.get(f"{P}.text", ""), text_b, int(ss.get(f"{P}.layer", 0)), int(ss.get(f"{P}.head", 0))
+@page.inputs("many-heads")
+def sentences_and_head(inp, show: bool) -> dict:
+    """Sentence A, optional sentence B, layer and head: every figure of this lesson follows them."""
+    from core.attention import MAX_TOKENS, encode
+
+    bundle = current_bundle(show_notice=False)
+    text = ua.sentence(P, show=show)
+    text_b = ua.sentence_b(P, show=show)
+    layer, head = ua.layer_head(P, bundle, show=show)
+    enc = encode(bundle, text, text_b)
+    empty = ua.show_notices(enc.notices, n_full=enc.n_tokens_full, cap=MAX_TOKENS) if show else \
+        "empty" in enc.notices
+    return {"bundle": bundle, "text": text, "text_b": text_b, "layer": layer, "head": head, "enc": enc,
+            "empty": empty}
 
 
 @page.widget("intro")
@@ -27,34 +36,23 @@ def model_in_use():
 
 
 @page.widget("many-heads")
-def many_heads():
-    from core.attention import MAX_TOKENS, encode, explain_head, weights_table
-    from core.figures.attention import head_heatmap, layer_head_grid
+def many_heads(inp):
+    from core.attention import explain_head
 
-    bundle = current_bundle(show_notice=False)
-    text = ua.sentence(P)
-    text_b = ua.sentence_b(P)
-    layer, head = ua.layer_head(P, bundle)
-    enc = encode(bundle, text, text_b)
-    if ua.show_notices(enc.notices, n_full=enc.n_tokens_full, cap=MAX_TOKENS):
+    if inp.empty:
         return
-    st.caption(t("multi_head.grid_caption", layers=enc.num_layers, heads=enc.num_heads))
-    fig = layer_head_grid(enc, selected=(layer, head), labels=ua.grid_labels())
-    figures.show(fig, key=f"{P}.grid", filename="all-heads")
-    ua.deferred_downloads(f"{P}.grid", lambda: weights_table(enc), "all-heads")
-    expl = explain_head(bundle, text, layer, head, text_b)
-    fig = head_heatmap(expl, title=t("multi_head.enlarged_title", layer=layer, head=head),
-                       x_title=t("self_attention.heatmap_x"), y_title=t("self_attention.heatmap_y"))
-    figures.show(fig, key=f"{P}.enlarged", data=expl.matrix_wide(), filename=f"attention-layer{layer}-head{head}")
+    widgets.draw("head-grid", f"{P}.grid", enc=inp.enc, selected=(inp.layer, inp.head))
+    expl = explain_head(inp.bundle, inp.text, inp.layer, inp.head, inp.text_b)
+    widgets.draw("attention-heatmap", f"{P}.enlarged", expl=expl,
+                 title=t("multi_head.enlarged_title", layer=inp.layer, head=inp.head))
 
 
 @page.widget("specialise")
-def specialise():
+def specialise(inp):
     from core.attention import FALLBACK_TAG, TAG_RULES, rollout, rollout_table, summarize
     from core.figures.attention import rollout_figure, tag_grid
 
-    bundle = current_bundle(show_notice=False)
-    text, text_b, layer, head = _inputs()
+    bundle, text, text_b, layer, head = inp.bundle, inp.text, inp.text_b, inp.layer, inp.head
     enc, summ = summarize(bundle, text, text_b)
     if "empty" in enc.notices:
         return
@@ -74,18 +72,16 @@ def specialise():
     enc, roll = rollout(bundle, text, text_b)
     upto = st.slider(t("multi_head.rollout_layer"), 0, enc.num_layers - 1, enc.num_layers - 1, key=f"{P}.rollout_layer")
     st.caption(t("multi_head.rollout_caption"))
-    fig = rollout_figure(enc, roll, upto, title=t("multi_head.rollout_title", layer=upto),
-                         x_title=t("multi_head.rollout_x"), y_title=t("multi_head.rollout_y"))
+    fig = rollout_figure(enc, roll, upto, labels={"title": t("multi_head.rollout_title", layer=upto), "x": t("multi_head.rollout_x"), "y": t("multi_head.rollout_y")})
     figures.show(fig, key=f"{P}.rollout", filename=f"rollout-layer{upto}", data=rollout_table(enc, roll, upto))
 
 
 @page.widget("bertviz")
-def bertviz():
+def bertviz(inp):
     from core.attention import MAX_TOKENS_BERTVIZ
     from core.bertviz_views import build
 
-    bundle = current_bundle(show_notice=False)
-    text, text_b, layer, head = _inputs()
+    bundle, text, text_b, layer, head = inp.bundle, inp.text, inp.text_b, inp.layer, inp.head
     names = {k: t(f"multi_head.view_{k}") for k in VIEWS}
     kind = st.segmented_control(t("multi_head.view_label"), VIEWS, default="head", key=f"{P}.view",
                                 format_func=names.__getitem__, help=t("multi_head.view_help"))
@@ -108,12 +104,11 @@ def bertviz():
 
 
 @page.widget("concat")
-def concat():
+def concat(inp):
     from core.attention import concat_projection
     from core.figures.attention import projection_figure, projection_shapes
 
-    bundle = current_bundle(show_notice=False)
-    text, text_b, layer, head = _inputs()
+    bundle, text, text_b, layer = inp.bundle, inp.text, inp.text_b, inp.layer
     proj = concat_projection(bundle, text, layer, text_b)
     if "empty" in proj.notices:
         return

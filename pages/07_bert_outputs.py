@@ -2,18 +2,17 @@
 import streamlit as st
 
 from core.text import clean
-from ui import figures, lesson
+from core.widgets import MAX_CHARS, SHOW_TOKENS
+from ui import figures, lesson, widgets
 from ui.bert import current_bundle, model_in_use, display_name, current_source, sentiment
 from ui.i18n import t
 
 page = lesson.LessonPage("bert-outputs")
-MAX_CHARS = 2000
-SHOW_TOKENS = 64
 MAX_SENTENCES = 8
 
 
 def _text(key: str, label_key: str, default_key: str) -> str | None:
-    return lesson.text_box(t(label_key), key=key, value=t(default_key), max_chars=MAX_CHARS)
+    return widgets.text_box(t(label_key), key, t(default_key))
 
 
 def _lines(key: str, label_key: str, default_key: str, most: int) -> list[str]:
@@ -37,57 +36,72 @@ def _capped(truncated: bool, total) -> None:
     lesson.tokens_capped(truncated, total, SHOW_TOKENS)
 
 
+def _sentence_capped(bundle, texts: list[str]) -> None:
+    """Sentence vectors read the first SENTENCE_MAX_TOKENS tokens of each text: say so when cut."""
+    from core.bert.outputs import SENTENCE_MAX_TOKENS, token_lengths
+
+    longest = max(token_lengths(bundle, texts), default=0)
+    lesson.tokens_capped(longest > SENTENCE_MAX_TOKENS, longest, SENTENCE_MAX_TOKENS)
+
+
 @page.widget("intro")
 def intro():
     model_in_use(with_heads=True)
 
 
+@page.inputs("hidden")
+def sentence(inp, show: bool) -> dict:
+    """The sentence whose hidden states the first two sections show."""
+    if show:
+        return {"text": _text("bert-outputs.text", "bert_outputs.text_label", "bert_outputs.text_default")}
+    c = clean(st.session_state.get("bert-outputs.text", t("bert_outputs.text_default")), MAX_CHARS)
+    return {"text": None if "empty" in c.notices else c.text}
+
+
 @page.widget("hidden")
-def hidden():
+def hidden(inp):
     from core.bert import hidden_states
     from core.figures import bar_strip
     from core.figures.bert import hidden_figure
 
     bundle = current_bundle(show_notice=False)
-    text = _text("bert-outputs.text", "bert_outputs.text_label", "bert_outputs.text_default")
+    text = inp.text
     if text is None:
         return
     hs = hidden_states(bundle, text, max_length=SHOW_TOKENS)
     _capped(hs.encoded.truncated, hs.encoded.n_total)
     st.caption(t("bert_outputs.hidden_shape", t_=len(hs.tokens), h=hs.last.shape[1], l=hs.layers.shape[0] - 1))
-    fig = hidden_figure(hs.last, hs.tokens, title=t("bert_outputs.hidden_title"), dim_label=t("bert_outputs.dim"),
-                        value_name=t("bert_outputs.value"))
+    fig = hidden_figure(hs.last, hs.tokens, labels={"title": t("bert_outputs.hidden_title"), "x": t("bert_outputs.dim"), "value": t("bert_outputs.value")})
     figures.show(fig, key="bert-outputs.hidden", filename="last-hidden-state",
                  data=[{"position": i, "token": tok, **{f"d{d}": float(v) for d, v in enumerate(row)}}
                        for i, (tok, row) in enumerate(zip(hs.tokens, hs.last))])
     if hs.pooled is None:
         st.info(t("bert_outputs.no_pooler"))
     else:
-        fig = bar_strip(hs.pooled, title=t("bert_outputs.pooled_title"), value_name=t("bert_outputs.value"))
+        fig = bar_strip(hs.pooled, labels={"title": t("bert_outputs.pooled_title"), "value": t("bert_outputs.value")})
         figures.show(fig, key="bert-outputs.pooled", filename="pooled-cls",
                      data=[{"dimension": d, "pooled": float(v)} for d, v in enumerate(hs.pooled)])
 
 
 @page.widget("layers")
-def layers():
+def layers(inp):
     from core.bert import hidden_states, layer_trajectory
     from core.figures.bert import trajectory_figure
 
     bundle = current_bundle(show_notice=False)
-    c = clean(st.session_state.get("bert-outputs.text", t("bert_outputs.text_default")), MAX_CHARS)
-    if "empty" in c.notices:
+    if inp.text is None:
         lesson.notice("empty")
         return
     st.caption(t("bert_outputs.layers_uses_text"))
-    st.text(c.text[:200])
-    hs = hidden_states(bundle, c.text, max_length=SHOW_TOKENS)
+    st.text(inp.text[:200])
+    hs = hidden_states(bundle, inp.text, max_length=SHOW_TOKENS)
     options = list(range(len(hs.tokens)))
     i = st.selectbox(t("bert_outputs.pick_token"), options, index=min(2, len(options) - 1),
                      key="bert-outputs.layer_token", format_func=lambda j: f"{j}: {hs.tokens[j]}")
     i = min(int(i or 0), len(options) - 1)
     rows = layer_trajectory(hs, i)
     names = {k: t(f"bert_outputs.traj_{k}") for k in ("norm", "change", "cos_prev", "cos_embedding", "layer")}
-    fig = trajectory_figure(rows, title=t("bert_outputs.traj_title", token=hs.tokens[i], i=i), names=names)
+    fig = trajectory_figure(rows, labels={**names, "title": t("bert_outputs.traj_title", token=hs.tokens[i], i=i)})
     figures.show(fig, key="bert-outputs.trajectory", data=rows, filename="token-through-layers")
 
 
@@ -101,8 +115,9 @@ def similarity_widget():
     if len(lines) < 2:
         st.info(t("bert_outputs.sim_need_two"))
         return
+    _sentence_capped(bundle, lines)
     sim = similarity(bundle, lines)
-    fig = similarity_figure(sim, lines, title=t("bert_outputs.sim_title"), value_name=t("bert_outputs.cosine"))
+    fig = similarity_figure(sim, lines, labels={"title": t("bert_outputs.sim_title"), "value": t("bert_outputs.cosine")})
     figures.show(fig, key="bert-outputs.similarity", filename="sentence-similarity",
                  data=[{"a": lines[i], "b": lines[j], "cosine": float(sim[i, j])}
                        for i in range(len(lines)) for j in range(len(lines))])
@@ -111,32 +126,14 @@ def similarity_widget():
 
 @page.widget("mlm")
 def mlm():
-    from core.bert import masking_rates, simulate_masking
-    from core.figures.bert import masking_figure
-
-    bundle = current_bundle(show_notice=False)
     text = _text("bert-outputs.mlm_text", "bert_outputs.mlm_label", "bert_outputs.mlm_default")
     if text is None:
         return
     left, right = st.columns(2)
-    seed = left.number_input(t("bert_outputs.seed"), min_value=0, max_value=10**6, value=21, step=1,
-                             key="bert-outputs.seed")
+    seed = widgets.seed_input(t("bert_outputs.seed"), "bert-outputs.seed", 21, container=left)
     with right:
         prob = st.slider(t("bert_outputs.prob"), 0.05, 0.5, 0.15, 0.01, key="bert-outputs.prob")
-    r = simulate_masking(bundle, text, seed=int(seed), prob=float(prob), max_length=SHOW_TOKENS)
-    _capped(r.truncated, t("bert_outputs.more"))
-    actions = {a: t(f"bert_outputs.action_{a.replace(' ', '_')}") for a in
-               ("special", "not chosen", "mask", "random", "keep")}
-    fig = masking_figure(r.original, r.tokens, r.actions, title=t("bert_outputs.mlm_title"), action_names=actions,
-                         row_names=(t("bert_outputs.row_original"), t("bert_outputs.row_input")))
-    figures.show(fig, key="bert-outputs.masking", data=r.table(), filename="mlm-masking")
-    cols = st.columns(4)
-    for col, a in zip(cols, ("mask", "random", "keep", "not chosen")):
-        col.metric(actions[a], r.counts[a])
-    rates = masking_rates(bundle, text, runs=1000, seed=int(seed), prob=float(prob), max_length=SHOW_TOKENS)
-    st.caption(t("bert_outputs.rates", runs=rates["runs"], chosen=f"{rates['chosen_rate']:.1%}",
-                 mask=f"{rates['mask_rate']:.1%}", random=f"{rates['random_rate']:.1%}",
-                 keep=f"{rates['keep_rate']:.1%}", prob=f"{prob:.0%}"))
+    widgets.draw("mask-simulator", "bert-outputs.masking", text=text, seed=seed, prob=float(prob), stats=True)
 
 
 @page.widget("fill-mask")
@@ -157,7 +154,7 @@ def fill_mask_widget():
     if not res.masks:
         st.info(t("bert_outputs.fill_no_mask"))
         return
-    fig = topk_figure(res.masks, res.tokens, title=t("bert_outputs.fill_title"), prob_label=t("bert_outputs.probability"))
+    fig = topk_figure(res.masks, res.tokens, labels={"title": t("bert_outputs.fill_title"), "value": t("bert_outputs.probability")})
     figures.show(fig, key="bert-outputs.fill", filename="fill-mask",
                  data=[{"position": m["position"], **p} for m in res.masks for p in m["top"]])
 
@@ -170,8 +167,7 @@ def nsp():
     bundle = current_bundle(show_notice=False)
     sentences = _lines("bert-outputs.nsp_corpus", "bert_outputs.nsp_corpus_label", "bert_outputs.nsp_corpus_default",
                        20)
-    seed = st.number_input(t("bert_outputs.seed"), min_value=0, max_value=10**6, value=1, step=1,
-                           key="bert-outputs.nsp_seed")
+    seed = widgets.seed_input(t("bert_outputs.seed"), "bert-outputs.nsp_seed", 1)
     if len(sentences) < 3:
         st.info(t("bert_outputs.nsp_need_three"))
     else:
@@ -188,7 +184,8 @@ def nsp():
     if a is None or b is None:
         return
     r = next_sentence(bundle, a, b, max_length=SHOW_TOKENS)
-    fig = probs_figure(["IsNext", "NotNext"], [r.is_next, r.not_next], title=t("bert_outputs.nsp_title"))
+    _capped(r.truncated, t("bert_outputs.more"))
+    fig = probs_figure(["IsNext", "NotNext"], [r.is_next, r.not_next], labels={"title": t("bert_outputs.nsp_title")})
     figures.show(fig, key="bert-outputs.nsp", data=[{"IsNext": r.is_next, "NotNext": r.not_next}], filename="nsp")
 
 
@@ -204,7 +201,7 @@ def heads():
     enc = encode_pair(bundle, text, None, max_length=32)
     _capped(enc.truncated, enc.n_total)
     names = {k: t(f"bert_outputs.head_{k}") for k in ("classification", "labeling", "start", "end")}
-    fig = task_heads_figure(enc.tokens, title=t("bert_outputs.heads_title"), names=names)
+    fig = task_heads_figure(enc.tokens, labels={**names, "title": t("bert_outputs.heads_title")})
     figures.show(fig, key="bert-outputs.heads", data=enc.table(), filename="task-heads")
     p = task_head_params(bundle.hidden_size, n_classes=3, n_tags=9)
     cols = st.columns(3)
@@ -229,16 +226,13 @@ def sentiment_widget():
                    help=t("bert_outputs.sent_accuracy_help", n=len(result.posts)))
     cols[1].metric(t("bert_outputs.sent_train"), result.n_train)
     cols[2].metric(t("bert_outputs.sent_corr"), f"{result.correlation:.2f}")
-    st.caption(t("bert_outputs.sent_model", name=display_name(bundle)))
+    st.caption(t("bert_outputs.sent_model", name=lesson.plain(display_name(bundle))))
     day = {d["date"]: t("bert_outputs.day_label", n=i + 1) for i, d in enumerate(result.days)}
     names = dict(labels, factor_model=t("bert_outputs.sent_factor_model"), factor_human=t("bert_outputs.sent_factor_human"),
                  posts=t("bert_outputs.sent_posts"), factor=t("bert_outputs.sent_factor"))
-    fig = factor_figure([dict(d, date=day[d["date"]]) for d in result.days], title=t("bert_outputs.sent_title"),
-                        names=names)
+    fig = factor_figure([dict(d, date=day[d["date"]]) for d in result.days], labels={**names, "title": t("bert_outputs.sent_title")})
     figures.show(fig, key="bert-outputs.factor", data=result.days, filename="sentiment-factor")
-    fig = confusion_figure(result.confusion, [labels[k] for k in ("positive", "neutral", "negative")],
-                           title=t("bert_outputs.sent_confusion"), x_title=t("bert_outputs.sent_predicted"),
-                           y_title=t("bert_outputs.sent_human"), value_name=t("bert_outputs.sent_posts"))
+    fig = confusion_figure(result.confusion, [labels[k] for k in ("positive", "neutral", "negative")], labels={"title": t("bert_outputs.sent_confusion"), "x": t("bert_outputs.sent_predicted"), "y": t("bert_outputs.sent_human"), "value": t("bert_outputs.sent_posts")})
     figures.show(fig, key="bert-outputs.confusion", data=result.posts, filename="sentiment-posts")
     with lesson.advanced(t("bert_outputs.sent_all_posts")):
         st.dataframe([{t("bert_outputs.sent_day"): day[p["date"]], t("bert_outputs.sent_post"): p["text"],
@@ -248,10 +242,9 @@ def sentiment_widget():
     post = _text("bert-outputs.own_post", "bert_outputs.own_label", "bert_outputs.own_default")
     if post is None:
         return
+    _sentence_capped(bundle, [post])
     s = score_posts(scorer, [post])
-    fig = probs_figure([labels[k] for k in ("positive", "neutral", "negative")], s.probs[0].tolist(),
-                       title=t("bert_outputs.own_title", label=labels[s.predicted[0]]),
-                       colours=[SENTIMENT_COLOURS[k] for k in ("positive", "neutral", "negative")])
+    fig = probs_figure([labels[k] for k in ("positive", "neutral", "negative")], s.probs[0].tolist(), colours=[SENTIMENT_COLOURS[k] for k in ("positive", "neutral", "negative")], labels={"title": t("bert_outputs.own_title", label=labels[s.predicted[0]])})
     figures.show(fig, key="bert-outputs.own", data=s.table(), filename="my-post")
 
 

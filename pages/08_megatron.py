@@ -5,15 +5,13 @@ import streamlit as st
 from core.figures import megatron as mfig
 from core.megatron import calculators as calc
 from core.megatron import story
-from ui import figures, lesson
+from core.widgets import CHUNKS, MICROBATCHES, SCHEDULE, STAGES
+from ui import figures, lesson, widgets
+from ui.widgets import megatron_labels
 from ui.i18n import t
 from ui.megatron import demo_result, ln_result, run_demo, train_ln
 
 page = lesson.LessonPage("megatron")
-
-
-def _labels(*keys: str) -> dict:
-    return {k: t(f"megatron.fig_{k}") for k in keys}
 
 
 # ---- tensor parallelism, live -----------------------------------------------------------------
@@ -51,19 +49,14 @@ def demo():
     st.caption(t("megatron.devices", devices=", ".join(r["devices"])))
 
     st.subheader(t("megatron.shards_title"), anchor=False)
-    figures.show(mfig.shard_map(r["shards"], labels=_labels("rank", "rows", "cols", "local")),
-                 key="megatron.shards", filename="tensor-parallel-shards",
-                 data=[{"rank": int(rank), **{k: s[k] for k in ("name", "global_shape", "local_shape",
-                                                                "split_dim", "ranges")}}
-                       for rank, ss in r["shards"].items() for s in ss])
+    widgets.draw("parallel-split", "megatron.shards", shards=r["shards"])
     st.caption(t("megatron.shards_caption"))
 
     st.subheader(t("megatron.joins_title"), anchor=False)
     jcols = st.columns(2)
     for col, site in zip(jcols, ("attention.g", "mlp.g")):
         with col:
-            figures.show(mfig.joins_figure(r["joins"], site, title=t(f"megatron.join_{site.split('.')[0]}"),
-                                           labels=_labels("rank", "reduced")),
+            figures.show(mfig.joins_figure(r["joins"], site, labels={**megatron_labels("rank", "reduced"), "title": t(f"megatron.join_{site.split('.')[0]}")}),
                          key=f"megatron.join.{site}", filename=f"partials-{site}")
     st.caption(t("megatron.joins_caption"))
 
@@ -92,33 +85,16 @@ def demo():
 
 @page.widget("pipeline")
 def pipeline():
-    from core.megatron.schedules import timeline
-
     c = st.columns(4)
-    kinds = {k: t(f"megatron.sched_{k}") for k in ("gpipe", "1f1b", "interleaved")}
-    kind = c[0].selectbox(t("megatron.schedule"), list(kinds), index=1, key="megatron.schedule",
-                          format_func=kinds.get)
-    p = c[1].slider("p", 1, 8, 4, key="megatron.p", help=t("megatron.p_help"))
-    m = c[2].slider("m", 1, 32, 8, key="megatron.m", help=t("megatron.m_help"))
-    v = c[3].slider("v", 1, 4, 2, key="megatron.v", help=t("megatron.v_help"),
+    kinds = {k: t(f"megatron.sched_{k}") for k in SCHEDULE.choices}
+    kind = c[0].selectbox(t("megatron.schedule"), list(kinds), index=list(kinds).index(SCHEDULE.default),
+                          key="megatron.schedule", format_func=kinds.get)
+    p = c[1].slider("p", STAGES.minimum, STAGES.maximum, STAGES.default, key="megatron.p", help=t("megatron.p_help"))
+    m = c[2].slider("m", MICROBATCHES.minimum, MICROBATCHES.maximum, MICROBATCHES.default, key="megatron.m",
+                    help=t("megatron.m_help"))
+    v = c[3].slider("v", CHUNKS.minimum, CHUNKS.maximum, CHUNKS.default, key="megatron.v", help=t("megatron.v_help"),
                     disabled=kind != "interleaved")
-    v = v if kind == "interleaved" else 1
-    if kind == "interleaved" and m % p:
-        m = max(p, (m // p) * p)
-        st.warning(t("megatron.m_rounded", m=m, p=p))
-    tl = timeline(kind, p, m, v)
-    figures.show(mfig.pipeline_figure(tl, title=t("megatron.timeline_title", kind=t(f"megatron.sched_{kind}"),
-                                                   p=p, m=m, v=v),
-                                      labels=_labels("device", "forward", "backward", "microbatch",
-                                                     "chunk", "stage", "time")),
-                 key="megatron.timeline", filename=f"pipeline-{kind}-p{p}-m{m}-v{v}",
-                 data=tl["ops"])
-    k = st.columns(3)
-    k[0].metric(t("megatron.bubble_measured"), f"{tl['measured_bubble_fraction']:.4f}")
-    k[1].metric(t("megatron.bubble_formula", f="(p−1)/m" if v == 1 else "(p−1)/(v·m)"),
-                f"{tl['formula_bubble_fraction']:.4f}")
-    k[2].metric(t("megatron.idle_share"), f"{tl['idle_share_of_iteration']:.1%}")
-    st.caption(t("megatron.pipeline_caption", peak=tl["peak_in_flight"]))
+    widgets.draw("pipeline-schedule", "megatron.timeline", schedule=kind, stages=p, microbatches=m, chunks=v)
 
 
 # ---- data parallel and ZeRO -------------------------------------------------------------------
@@ -133,10 +109,9 @@ def zero():
     stage = c[2].radio(t("megatron.zero_stage"), [0, 1, 2, 3], index=3, horizontal=True,
                        key="megatron.zero_stage")
     rows = [calc.zero_memory(billions * 1e9, dp, s) for s in range(4)]
-    figures.show(mfig.zero_figure(rows, stage, title=t("megatron.zero_title", b=billions, nd=dp),
-                                  labels={**_labels("parameters_fp16", "gradients_fp16", "optimizer_states"),
+    figures.show(mfig.zero_figure(rows, stage, labels={**megatron_labels("parameters_fp16", "gradients_fp16", "optimizer_states"),
                                           **{f"stage{s}": t(f"megatron.stage{s}") for s in range(4)},
-                                          "y": t("megatron.fig_gb_per_device")}),
+                                          "y": t("megatron.fig_gb_per_device"), "title": t("megatron.zero_title", b=billions, nd=dp)}),
                  key="megatron.zero", filename="zero-memory",
                  data=[{"stage": r["inputs"]["zero_stage"], "formula": r["formula"],
                         "gb_per_device": r["gb_per_device"], **r["breakdown_bytes"]} for r in rows])
@@ -144,10 +119,9 @@ def zero():
     st.caption(t("megatron.zero_caption", gb=rows[stage]["gb_per_device"]))
     shown = min(dp, 8)
     holdings = [h for h in calc.zero_holdings(dp, stage) if h["device"] < shown]
-    figures.show(mfig.holdings_figure(holdings, title=t("megatron.holdings_title", shown=shown, nd=dp),
-                                      labels={**_labels("device", "parameters_fp16", "gradients_fp16",
+    figures.show(mfig.holdings_figure(holdings, labels={**megatron_labels("device", "parameters_fp16", "gradients_fp16",
                                                         "optimizer_states"),
-                                              "x": t("megatron.fig_share")}),
+                                              "x": t("megatron.fig_share"), "title": t("megatron.holdings_title", shown=shown, nd=dp)}),
                  key="megatron.holdings", filename="zero-holdings", data=holdings)
 
 
@@ -205,8 +179,7 @@ def calculators():
         configs = [("none", False), ("none", True), ("selective", False), ("selective", True), ("full", False)]
         results = [calc.activations(s_, b_, h_, a_, L_, t_, sp, rc) for rc, sp in configs]
         names = [t(f"megatron.act_{rc}{'_sp' if sp else ''}") for rc, sp in configs]
-        figures.show(mfig.activations_figure(results, names, title=t("megatron.act_title", t_=t_),
-                                             labels={"y": t("megatron.fig_act_gb")}),
+        figures.show(mfig.activations_figure(results, names, labels={"title": t("megatron.act_title", t_=t_), "y": t("megatron.fig_act_gb")}),
                      key="megatron.activations", filename="activation-memory",
                      data=[{"setting": n, "formula": r["formula"], "bytes_per_layer": r["bytes_per_layer"],
                             "gb_total": r["gb_total"]} for n, r in zip(names, results)])
@@ -233,8 +206,7 @@ def bert():
     tasks = {c: t(f"megatron.task_{c}") for c in columns}
     col = st.selectbox(t("megatron.task"), columns, index=4, key="megatron.task", format_func=tasks.get)
     params = {r["model"]: r["params_exact"] for r in rows}
-    figures.show(mfig.bert_results_figure(table, col, params, title=t(f"megatron.task_{col}"),
-                                          labels={"x": t("megatron.fig_params_b")}),
+    figures.show(mfig.bert_results_figure(table, col, params, labels={"title": t(f"megatron.task_{col}"), "x": t("megatron.fig_params_b")}),
                  key="megatron.results", filename=f"megatron-bert-{col}",
                  data=[{"model": r["model"], col: r[col]} for r in table])
 
@@ -257,9 +229,8 @@ def ln_order():
         st.info(t("megatron.ln_hint"))
         return
     cfg = r["config"]
-    figures.show(mfig.ln_curves_figure(r, title=t("megatron.ln_title", layers=cfg["layers"], lr=cfg["lr"]),
-                                       labels={**_labels("post_ln", "pre_ln", "chance"), "x": t("megatron.fig_step"),
-                                               "y": t("megatron.fig_loss")}),
+    figures.show(mfig.ln_curves_figure(r, labels={**megatron_labels("post_ln", "pre_ln", "chance"), "x": t("megatron.fig_step"),
+                                               "y": t("megatron.fig_loss"), "title": t("megatron.ln_title", layers=cfg["layers"], lr=cfg["lr"])}),
                  key="megatron.ln_curves", filename="pre-vs-post-ln",
                  data=[{"step": i + 1, "post_ln": a, "pre_ln": b}
                        for i, (a, b) in enumerate(zip(r["curves"]["post_ln"], r["curves"]["pre_ln"]))])
@@ -277,8 +248,7 @@ def ln_order():
 @page.widget("scaling")
 def scaling():
     rows = story.scaling_table()
-    figures.show(mfig.scaling_figure(rows, title=t("megatron.scaling_title"),
-                                     labels={"model_parallel": t("megatron.model_parallel"),
+    figures.show(mfig.scaling_figure(rows, labels={"title": t("megatron.scaling_title"), "model_parallel": t("megatron.model_parallel"),
                                              "model_data_parallel": t("megatron.model_data_parallel"),
                                              "x": "GPUs", "y": t("megatron.fig_efficiency")}),
                  key="megatron.scaling", filename="megatron-weak-scaling", data=rows)

@@ -154,3 +154,78 @@ def test_presenter_mode_deep_link(lesson_id, step):
     at = run_lesson(lesson_id, "zh-TW", present=True, step=step)
     assert not at.exception and not at.error
     assert len(at.header) == step
+
+
+def _caption_app():
+    from types import SimpleNamespace
+
+    from ui import attention as ua
+
+    ua.model_caption(SimpleNamespace(name="**x**[a](b) :red[y] $z$ <b>w</b>", num_layers=2, num_heads=4,
+                                     hidden_size=64))
+
+
+def test_model_folder_name_is_shown_as_plain_text():
+    """The caption is Markdown; rendered by a CommonMark parser it must show the name as written."""
+    import html as html_lib
+
+    from markdown_it import MarkdownIt
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_caption_app, default_timeout=30)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception
+    rendered = MarkdownIt("commonmark").render(at.caption[0].value)
+    assert "<strong>" not in rendered and "<a " not in rendered and "<b>" not in rendered
+    text = html_lib.unescape(re.sub(r"<[^>]+>", "", rendered))
+    assert "**x**[a](b) :red[y] $z$ <b>w</b> · 2 layers × 4 heads" in text
+
+
+def _move_section_first(path, anchor: str) -> None:
+    """Rewrite a lesson's Markdown with the section {#anchor} moved right after the intro."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith("## ")] + [len(lines)]
+    k = next(n for n, i in enumerate(starts[:-1]) if lines[i].rstrip().endswith("{#" + anchor + "}"))
+    section = lines[starts[k]:starts[k + 1]]
+    rest = lines[:starts[k]] + lines[starts[k + 1]:]
+    path.write_text("\n".join(rest[:starts[0]] + section + rest[starts[0]:]), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def heatmap_first(tmp_path_factory):
+    import shutil
+
+    from core.lessons import LANGS, ROOT
+
+    lessons = tmp_path_factory.mktemp("reordered") / "lessons"
+    shutil.copytree(ROOT / "lessons", lessons)
+    for lang in LANGS:
+        _move_section_first(lessons / "04-self-attention" / f"{lang}.md", "heatmap")
+    return lessons
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_reordered_sections_still_draw_every_figure(heatmap_first, lang, monkeypatch):
+    reference = run_lesson(SA, lang)
+    expected = _chart_json(reference, 4)  # the heatmap, last in the lesson as written
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(heatmap_first))
+    at = run_lesson(SA, lang)
+    assert [h.anchor for h in at.header][:2] == ["heatmap", "qkv"]  # the reordered lesson was used
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    assert len(_charts(at)) == 5  # vectors, score steps, scaling study, weighted sum, heatmap
+    heat = _chart_json(at, 0)  # now first on the page, and the same figure with the same inputs
+    assert heat["data"] == expected["data"]
+    assert any(s.get("y0") == 9.5 and s.get("y1") == 10.5 for s in heat["layout"]["shapes"])  # query "it"
+    # the inputs still drive it: another query token moves the framed row of the (first) heatmap
+    at.selectbox(key=f"{SA}.query").set_value(2).run()
+    assert any(s.get("y0") == 1.5 and s.get("y1") == 2.5 for s in _chart_json(at, 0)["layout"]["shapes"])
+
+
+def test_reordered_heatmap_draws_in_presenter_mode_before_its_inputs(heatmap_first, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(heatmap_first))
+    at = run_lesson(SA, "en", present=True, step=1)  # intro and the heatmap only; the inputs' step is hidden
+    assert not at.exception and not at.error
+    assert [h.anchor for h in at.header] == ["heatmap"]
+    assert len(_charts(at)) == 1
+    assert any(s.get("y0") == 9.5 and s.get("y1") == 10.5 for s in _chart_json(at, 0)["layout"]["shapes"])

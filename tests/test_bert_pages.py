@@ -164,3 +164,30 @@ def test_presenter_mode_reveals_step_by_step(lesson_id, last):
     assert _errors(first) == [] and _charts(first) == 0     # the intro only: no figure yet
     end = run_lesson(lesson_id, "zh-TW", present=True, step=last)
     assert _errors(end) == [] and _charts(end) == (7 if lesson_id == "bert-inputs" else 9)
+
+
+def test_sentence_vectors_say_when_they_cut_a_long_text():
+    from core.bert import load
+
+    long = "The market opened higher and chip makers led the gains " * 30
+    n = len(load("", device="cpu").tokenizer(long)["input_ids"])  # the tokenizer's own count
+    assert n > 128
+    at = run_lesson("bert-outputs", "en")
+    assert not [w.value for w in at.warning if "tokens are shown" in w.value]
+    at.text_area(key="bert-outputs.sentences").set_value(f"A short one.\n{long}\nAnother short one.").run()
+    assert f"Only the first 128 tokens are shown (the input had {n})." in [w.value for w in at.warning]
+    at.text_area(key="bert-outputs.sentences").set_value("A short one.\nAnother short one.").run()
+    at.text_input(key="bert-outputs.own_post").set_value(long).run()
+    assert [w.value for w in at.warning if "tokens are shown" in w.value] == [
+        f"Only the first 128 tokens are shown (the input had {n})."]
+    assert _errors(at) == []
+
+
+def test_next_sentence_says_when_it_cuts(tiny_pretraining):
+    at = run_lesson("bert-outputs", "en")
+    at.session_state["bert.source"] = str(tiny_pretraining)
+    at.run()
+    assert not at.warning
+    at.text_input(key="bert-outputs.nsp_a").set_value("the market opened higher " * 20).run()
+    assert any(w.value.startswith("Only the first 64 tokens are shown") for w in at.warning)
+    assert _errors(at) == []

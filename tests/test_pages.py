@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.lessons import LANGS, ROOT, load_catalog
-from tests.apptest import run_lesson
+from tests.apptest import run_lesson, texts
 
 CATALOG = load_catalog()
 
@@ -101,6 +101,67 @@ def test_failing_widget_becomes_an_error_card():
     assert "This part of the lesson failed" in at.error[0].value
     assert any("RuntimeError: widget exploded" in c.value for c in at.code)
     assert "Family four: generation" in [h.value for h in at.header]  # the rest rendered
+
+
+def test_sections_get_the_page_inputs_and_closures_keep_their_defaults():
+    def script():
+        import streamlit as st
+
+        from ui.lesson import LessonPage
+
+        page = LessonPage("nlp-tasks")
+
+        @page.widget("labeling")  # drawn before the step that holds the inputs
+        def uses(inp):
+            st.text(f"labeling sees {inp.word}")
+
+        @page.inputs("generation")
+        def word(inp, show):
+            return {"word": st.text_input("word", value="attention", key="w") if show else "attention"}
+
+        page.widget("intro")(lambda g="own default": st.text(f"intro keeps {g}"))
+        page.render()
+
+    at = AppTest.from_function(script, default_timeout=30)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception and not at.error
+    shown = [x.value for x in at.text]
+    assert "labeling sees attention" in shown and "intro keeps own default" in shown
+    at.text_input(key="w").input("softmax").run()
+    assert "labeling sees softmax" in [x.value for x in at.text]
+
+
+def test_no_traceback_reaches_the_page_when_a_widget_raises(caplog):
+    import logging
+    import tomllib
+
+    def script():
+        from ui.lesson import LessonPage
+
+        page = LessonPage("nlp-tasks")
+
+        def load(path):
+            raise FileNotFoundError(f"[Errno 2] No such file or directory: '{path}'")
+
+        @page.widget("labeling")
+        def boom():
+            load("/srv/secret/models/config.json")
+
+        page.render()
+
+    caplog.set_level(logging.ERROR)
+    at = AppTest.from_function(script, default_timeout=30)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception
+    shown = texts(at) + "\n".join(e.label for e in at.expander)
+    assert "This part of the lesson failed" in shown and "FileNotFoundError" in shown
+    for secret in ("Traceback", "/srv/secret", 'File "', "line ", "raise "):
+        assert secret not in shown, secret
+    assert "Traceback" in caplog.text and "/srv/secret/models/config.json" in caplog.text  # the server log has it
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["client"]["showErrorDetails"] == "none"  # Streamlit's own exception box sends no trace
 
 
 def test_printable_view_shows_every_step_even_in_presenter_mode():

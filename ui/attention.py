@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.widgets import MAX_CHARS
 from ui import lesson
 from ui import figures
 from ui.i18n import t
@@ -32,9 +33,12 @@ def _apply_preset(prefix: str) -> None:
         st.session_state[f"{prefix}.text"] = preset_text(choice)
 
 
-def sentence(prefix: str, *, label: str | None = None) -> str:
-    """A preset picker and a text box; returns the raw text (core cleans and caps it)."""
+def sentence(prefix: str, *, label: str | None = None, show: bool = True) -> str:
+    """A preset picker and a text box; returns the raw text (core cleans and caps it). With
+    ``show=False`` nothing is drawn: the session's text, or the first preset."""
     text_key = f"{prefix}.text"
+    if not show:
+        return st.session_state.get(text_key, preset_text(PRESETS[0]))
     if text_key not in st.session_state:
         st.session_state[text_key] = preset_text(PRESETS[0])
     # labels are formatted now, in this run's language: a format_func may be called later, outside it
@@ -44,41 +48,48 @@ def sentence(prefix: str, *, label: str | None = None) -> str:
     return st.text_area(label or t("self_attention.input_label"), key=text_key, height=80)
 
 
-def sentence_b(prefix: str) -> str | None:
+def sentence_b(prefix: str, *, show: bool = True) -> str | None:
     """The optional sentence B (lesson 5): None unless the pair toggle is on."""
+    key = f"{prefix}.text_b"
+    if not show:
+        return st.session_state.get(key, t("multi_head.text_b_default")) if st.session_state.get(f"{prefix}.pair") \
+            else None
     if not st.toggle(t("multi_head.pair_toggle"), key=f"{prefix}.pair"):
         return None
-    key = f"{prefix}.text_b"
     if key not in st.session_state:
         st.session_state[key] = t("multi_head.text_b_default")
     return st.text_area(t("multi_head.text_b_label"), key=key, height=68)
 
 
-def layer_head(prefix: str, bundle) -> tuple[int, int]:
+def layer_head(prefix: str, bundle, *, show: bool = True) -> tuple[int, int]:
     """Layer and head pickers side by side."""
-    left, right = st.columns(2)
     lk, hk = f"{prefix}.layer", f"{prefix}.head"
     if lk not in st.session_state or st.session_state[lk] >= bundle.num_layers:
         st.session_state[lk] = min(DEFAULT_LAYER, bundle.num_layers - 1)
     if hk not in st.session_state or st.session_state[hk] >= bundle.num_heads:
         st.session_state[hk] = min(DEFAULT_HEAD, bundle.num_heads - 1)
+    if not show:
+        return int(st.session_state[lk]), int(st.session_state[hk])
+    left, right = st.columns(2)
     layer = left.selectbox(t("self_attention.layer"), list(range(bundle.num_layers)), key=lk)
     head = right.selectbox(t("self_attention.head"), list(range(bundle.num_heads)), key=hk)
     return int(layer), int(head)
 
 
-def query_picker(prefix: str, tokens: list[str]) -> int:
+def query_picker(prefix: str, tokens: list[str], *, show: bool = True) -> int:
     """The query token i; starts on "it" when the sentence has one. Tokens are shown as plain text."""
     key = f"{prefix}.query"
     n = len(tokens)
     if key not in st.session_state or not isinstance(st.session_state[key], int) or st.session_state[key] >= n:
         st.session_state[key] = tokens.index(DEFAULT_QUERY) if DEFAULT_QUERY in tokens else min(1, n - 1)
+    if not show:
+        return int(st.session_state[key])
     names = [t("self_attention.token_option", i=j, token=tok) for j, tok in enumerate(tokens)]
     i = st.selectbox(t("self_attention.query_token"), list(range(n)), key=key, format_func=names.__getitem__)
     return int(i)
 
 
-def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, max_chars: int = 2000) -> bool:
+def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, max_chars: int = MAX_CHARS) -> bool:
     """Translated notices for cleaned or capped input. Returns True when the text is empty."""
     for code in codes:
         if code == "tokens_capped":
@@ -91,7 +102,7 @@ def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, ma
 
 
 def model_caption(bundle) -> None:
-    st.caption(t("self_attention.model_caption", name=bundle.name, layers=bundle.num_layers,
+    st.caption(t("self_attention.model_caption", name=lesson.plain(bundle.name), layers=bundle.num_layers,
                  heads=bundle.num_heads, hidden=bundle.hidden_size,
                  d_k=bundle.hidden_size // bundle.num_heads))
 

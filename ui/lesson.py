@@ -5,17 +5,24 @@ A page script builds a :class:`LessonPage`, registers widgets after named sectio
 """
 from __future__ import annotations
 
+import inspect
+import logging
 import re
-import traceback
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Callable
 
 import streamlit as st
 
 from core.lessons import Catalog, Lesson, cached_catalog, rel
+from core.widgets import MAX_CHARS
 from ui import state
 from ui.i18n import t
 
+log = logging.getLogger(__name__)
+
+# Anything that looks like a server path (POSIX, home, or Windows) in an exception message.
+PATH_RE = re.compile(r"(?<![\w./])(?:[A-Za-z]:\\|~?/)[^\s'\"]*")
 LINK_RE = re.compile(r"\]\(lesson:(?P<id>[A-Za-z0-9_-]+)(?:#(?P<anchor>[A-Za-z0-9_-]+))?\)")
 
 PRESENTER_CSS = """
@@ -85,7 +92,7 @@ def notices(codes, **fmt) -> None:
         notice(code, **fmt)
 
 
-def text_box(label: str, *, key: str, value: str, max_chars: int = 2000) -> str | None:
+def text_box(label: str, *, key: str, value: str, max_chars: int = MAX_CHARS) -> str | None:
     """A text box whose content is cleaned (core.text.clean): control and invisible characters
     removed, length capped, each with a notice. None, after a notice, when nothing is left."""
     from core.text import clean
@@ -101,31 +108,82 @@ def tokens_capped(truncated: bool, total, limit: int) -> None:
         notice("tokens_capped", limit=limit, total=total)
 
 
-def error_card(title: str, lines: list[str], hint: str | None = None, details: str | None = None) -> None:
+def plain(text) -> str:
+    """``text`` escaped so that Streamlit's Markdown (st.caption, st.markdown, t() strings) shows it
+    as written: every ASCII punctuation mark gets a backslash (CommonMark's escape), which also
+    defuses Streamlit's extras (``:material/x:``, ``:red[...]``, ``$math$``). For names a user or
+    an instructor chose, e.g. a model's folder name."""
+    return "".join("\\" + c if c in _PUNCT else c for c in str(text)).replace("\n", " ")
+
+
+_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def error_card(title: str, lines: list[str], hint: str | None = None) -> None:
+    """The app's own error card. Tracebacks never reach a page: callers log them (see failed())."""
     with st.container(border=True):
         st.error(title, icon=":material/error:")
         for line in lines:
             st.code(line, language=None)
         if hint:
             st.caption(hint)
-        if details:
-            with st.expander(t("app.widget_error_details")):
-                st.code(details, language=None)
+
+
+def failed(exc: Exception, where: str) -> None:
+    """A widget raised: the traceback goes to the server log, the student gets a card that says what
+    broke and what to do, without server paths or stack frames."""
+    log.error("widget failed at %s", where, exc_info=exc)
+    reason = PATH_RE.sub("…", str(exc))[:300]
+    error_card(t("app.widget_error"), [f"{where}: {type(exc).__name__}: {reason}"], t("app.widget_error_hint"))
+
+
+class Inputs(SimpleNamespace):
+    """A page's shared inputs, as its ``@page.inputs`` functions returned them."""
 
 
 class LessonPage:
+    """A lesson's Markdown with the page's own sections drawn after named steps.
+
+    Shared inputs (a sentence, a layer and head, a toggle several figures follow) are declared once
+    with ``@page.inputs(anchor)``: the function draws its controls in the step ``anchor`` and returns
+    a dict of values. Every ``@page.inputs`` function runs before any section, in the order they
+    were declared, and every section that takes an argument gets them all as one
+    :class:`Inputs`; so the lesson's Markdown may put its steps in any order. When the inputs' step
+    is not shown (presenter mode, before that step), the function is called with ``show=False`` and
+    returns the values without drawing controls (the session's last values, or the defaults).
+    """
+
     def __init__(self, lesson_id: str):
         self.lesson_id = lesson_id
-        self._widgets: dict[str, list[Callable[[], None]]] = {}
+        self._widgets: dict[str, list[Callable]] = {}
+        self._inputs: list[tuple[str, Callable[..., dict]]] = []
 
     def widget(self, anchor: str):
-        """Register ``fn`` to be drawn right after the section with this anchor ("intro" for the intro)."""
+        """Register ``fn`` to be drawn right after the section with this anchor ("intro" for the intro).
+        ``fn()`` or ``fn(inputs)``: a function with a parameter gets the page's :class:`Inputs`."""
 
-        def register(fn: Callable[[], None]) -> Callable[[], None]:
+        def register(fn: Callable) -> Callable:
             self._widgets.setdefault(anchor, []).append(fn)
             return fn
 
         return register
+
+    def inputs(self, anchor: str):
+        """Register ``fn(inputs, show) -> dict``: shared inputs whose controls live in step ``anchor``.
+        ``inputs`` holds what earlier ``@page.inputs`` functions returned."""
+
+        def register(fn: Callable[..., dict]) -> Callable[..., dict]:
+            self._inputs.append((anchor, fn))
+            return fn
+
+        return register
+
+    @staticmethod
+    def _takes_inputs(fn: Callable) -> bool:
+        """A section takes the inputs when it has a parameter without a default (``lambda g=x: ...``
+        keeps its own)."""
+        return any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   for p in inspect.signature(fn).parameters.values())
 
     # -- steps -----------------------------------------------------------------------------------
     def _step_key(self) -> str:
@@ -165,13 +223,33 @@ class LessonPage:
                       on_click=self._move, args=(1, total), type="primary", icon=":material/arrow_forward:")
 
     # -- drawing ---------------------------------------------------------------------------------
-    def _run_widgets(self, anchor: str) -> None:
+    def _run_widgets(self, anchor: str, inputs: Inputs | None) -> None:
         for fn in self._widgets.get(anchor, []):
             try:
-                fn()
+                if not self._takes_inputs(fn):
+                    fn()
+                elif inputs is not None:  # None: the inputs failed, and their card says why
+                    fn(inputs)
             except Exception as exc:  # a broken widget must not take the lesson down
-                error_card(t("app.widget_error"), [f"{type(exc).__name__}: {exc}"],
-                           details=traceback.format_exc())
+                failed(exc, f"{self.lesson_id}#{anchor}")
+
+    def _run_inputs(self, slots: dict, order: list[str]) -> Inputs | None:
+        """Every ``@page.inputs`` function, each in its step's slot (or, when that step is not shown,
+        undrawn). None when nothing shown needs them, or when one failed (after its error card)."""
+        needing = [a for a in order if any(self._takes_inputs(fn) for fn in self._widgets.get(a, []))]
+        if not self._inputs or not needing:
+            return Inputs()
+        values = Inputs()
+        for anchor, fn in self._inputs:
+            show = anchor in slots
+            try:
+                with slots[anchor if show else needing[0]]:
+                    values.__dict__.update(fn(values, show) or {})
+            except Exception as exc:
+                with slots[anchor if show else needing[0]]:
+                    failed(exc, f"{self.lesson_id}#{anchor}")
+                return None
+        return values
 
     def _run_block(self, block, where: str) -> None:
         from ui.widgets import render_block  # widgets pull in their own (heavier) modules lazily
@@ -179,8 +257,7 @@ class LessonPage:
         try:
             render_block(block, self.lesson_id, where)
         except Exception as exc:
-            error_card(t("app.widget_error"), [f"{where}:{block.line}: {type(exc).__name__}: {exc}"],
-                       details=traceback.format_exc())
+            failed(exc, f"{where}:{block.line}")
 
     def render(self) -> None:
         state.init()
@@ -201,7 +278,7 @@ class LessonPage:
             return
         total = len(steps)
         known = {s.anchor for s in steps}
-        for anchor in self._widgets:
+        for anchor in list(self._widgets) + [a for a, _ in self._inputs]:
             if anchor not in known:
                 error_card(t("app.widget_error"),
                            [f"pages/: widget registered after unknown section #{anchor} "
@@ -215,15 +292,23 @@ class LessonPage:
                 st.caption(t("app.step_of", step=upto + 1, total=total))
                 self._step_controls(upto, total, "sidebar")
         where = rel(lesson.markdown_path(lang))
-        for step in steps[: upto + 1]:
-            if step.title:
-                st.header(step.title, anchor=step.anchor)
-            for segment in step.segments:
-                if isinstance(segment, str):
-                    st.markdown(rewrite_links(segment))
-                else:
-                    self._run_block(segment, where)
-            self._run_widgets(step.anchor)
+        shown = steps[: upto + 1]
+        # One container per step, in the lesson's order: each is filled with its text first, then the
+        # page's shared inputs (which may live in a later step), then its sections.
+        slots = {step.anchor: st.container() for step in shown}
+        for step in shown:
+            with slots[step.anchor]:
+                if step.title:
+                    st.header(step.title, anchor=step.anchor)
+                for segment in step.segments:
+                    if isinstance(segment, str):
+                        st.markdown(rewrite_links(segment))
+                    else:
+                        self._run_block(segment, where)
+        inputs = self._run_inputs(slots, [s.anchor for s in shown])
+        for step in shown:
+            with slots[step.anchor]:
+                self._run_widgets(step.anchor, inputs)
         if presenting:
             st.divider()
             self._step_controls(upto, total, "main")

@@ -21,6 +21,14 @@ def get_model(name: str):
     return load_checkpoint(CHECKPOINT_DIR / CHECKPOINTS[name])
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def date_trace(text: str):
+    """One decode of the committed date model (Bahdanau), cached per input and shared by sessions."""
+    from core.seq2seq.explain import trace
+
+    return trace(get_model("date-bahdanau"), get_task("date"), text)
+
+
 def get_task(name: str):
     from core.seq2seq.tasks import get_task as _get
 
@@ -116,8 +124,10 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
                     draw_progress(p)
             return None if ss.get(run_key) else False
 
-        result = train(task_name, attention, config, on_progress=on_progress)
-        ss[run_key] = False
+        try:
+            result = train(task_name, attention, config, on_progress=on_progress)
+        finally:  # a stop, a rerun or a crash mid-run must not leave the session "running"
+            ss[run_key] = False
         if not result.cancelled:
             ss[result_key] = result
         st.rerun()  # redraw the buttons (Train enabled again) and the finished run's views

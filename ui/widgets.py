@@ -1,28 +1,41 @@
-"""Live widgets that lesson Markdown can embed with a ```widget NAME``` block.
+"""The live widgets: each one function, drawn by a lesson page's section and by a Markdown block.
 
-Each widget is one function registered under the name listed in core/widgets.py (which also lists
-its arguments, so that ``python -m core.lessons check`` validates blocks without the app). To add
-a widget: add its WidgetSpec to core.widgets.WIDGETS, then write
+A widget is registered twice under the name listed in core/widgets.py (which also lists its
+arguments and their ranges, so that ``python -m core.lessons check`` validates blocks without the
+app):
 
-    @register("my-widget")
-    def my_widget(args: dict, key: str) -> None:
-        ...  # streamlit calls; args are already typed and defaulted
+- ``@widget(name)``: the one function that computes and draws it from chosen inputs:
+  ``fn(key, **inputs)``. A page section calls it as ``widgets.draw(name, key, **inputs)``; ``key``
+  is the figure's key, and any control the widget draws is keyed ``f"{key}.<part>"``.
+- ``@block(name)``: what a ```` ```widget NAME ```` block adds in front of it: the controls a student
+  uses on a Markdown page (a text box prefilled by the author, ...), then ``draw``. ``args`` are the
+  author's arguments, typed and defaulted from the spec.
 
-in this file. ``key`` is unique per block and page: prefix every widget key with it.
+So a page and a Markdown block never disagree about a widget: they differ only in where the
+inputs come from.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from core.widgets import Block, validate
+from core.widgets import MAX_CHARS, RANKS, SEED, SHOW_TOKENS, Block, validate
 from ui import quiz
 from ui.i18n import t
 
 Renderer = Callable[[dict, str], None]
-RENDERERS: dict[str, Renderer] = {}
+RENDERERS: dict[str, Renderer] = {}     # Markdown blocks: controls, then draw()
+WIDGETS: dict[str, Callable] = {}       # the widgets themselves
 
 
-def register(name: str) -> Callable[[Renderer], Renderer]:
+def widget(name: str) -> Callable[[Callable], Callable]:
+    def add(fn: Callable) -> Callable:
+        WIDGETS[name] = fn
+        return fn
+
+    return add
+
+
+def block(name: str) -> Callable[[Renderer], Renderer]:
     def add(fn: Renderer) -> Renderer:
         RENDERERS[name] = fn
         return fn
@@ -30,216 +43,348 @@ def register(name: str) -> Callable[[Renderer], Renderer]:
     return add
 
 
-def render_block(block: Block, lesson_id: str, where: str) -> None:
+def draw(name: str, key: str, **inputs):
+    """Draw the widget ``name`` from chosen inputs; what it returns (if anything) for the caller."""
+    return WIDGETS[name](key, **inputs)
+
+
+def render_block(block_: Block, lesson_id: str, where: str) -> None:
     """Draw one block. A block with problems becomes an error card naming file and line."""
     from ui.lesson import error_card  # ui.lesson imports this module
 
-    args, problems = validate(block)
+    args, problems = validate(block_)
     if problems:
         error_card(t("app.block_error"), [f"{where}:{line}: {reason}" for line, reason in problems],
                    t("app.lesson_error_hint"))
         return
-    if block.kind == "quiz":
-        quiz.quiz(lesson_id, block, args)
-    elif block.kind == "predict":
-        quiz.predict(lesson_id, block, args)
+    if block_.kind == "quiz":
+        quiz.quiz(lesson_id, block_, args)
+    elif block_.kind == "predict":
+        quiz.predict(lesson_id, block_, args)
     else:
-        renderer = RENDERERS.get(block.name)
+        renderer = RENDERERS.get(block_.name)
         if renderer is None:
-            error_card(t("app.block_error"), [f"{where}:{block.line}: widget {block.name!r} has no renderer"])
+            error_card(t("app.block_error"), [f"{where}:{block_.line}: widget {block_.name!r} has no renderer"])
             return
-        renderer(args, f"{lesson_id}.{block.key}")
+        renderer(args, f"{lesson_id}.{block_.key}")
 
 
-# -- the widgets ------------------------------------------------------------------------------
-# Each widget starts from the author's arguments and lets the student change the text. Widgets
-# show at most SHOW_TOKENS tokens, like the lesson pages.
-SHOW_TOKENS = 64
-
-
-def _text(args: dict, key: str, name: str = "text") -> str | None:
-    """The widget's text box, prefilled by the author; None (with a notice) when empty."""
+def text_box(label: str, key: str, value: str) -> str | None:
+    """A cleaned text box (see ui.lesson.text_box) capped at the app's MAX_CHARS."""
     from ui import lesson
 
-    return lesson.text_box(t("widgets.text"), key=f"{key}.{name}", value=args[name])
+    return lesson.text_box(label, key=key, value=value, max_chars=MAX_CHARS)
 
 
-def _capped(truncated: bool, total: int) -> None:
+def seed_input(label: str, key: str, value: int, container=None) -> int:
+    """A random seed in the one range the lesson check also accepts (core.widgets.SEED)."""
+    import streamlit as st
+
+    return int((container or st).number_input(label, min_value=SEED.minimum, max_value=SEED.maximum,
+                                               value=value, step=1, key=key))
+
+
+def _bundle():
+    from ui.bert import current_bundle
+
+    return current_bundle(show_notice=False)
+
+
+def _capped(truncated: bool, total) -> None:
     from ui import lesson
 
     lesson.tokens_capped(truncated, total, SHOW_TOKENS)
 
 
-@register("tokenizer")
-def tokenizer(args: dict, key: str) -> None:
-    from core.bert import tokenize
-    from core.figures.bert import wordpiece_figure
-    from ui import figures
-    from ui.bert import current_bundle
+# -- BERT's inputs (lesson 6) ------------------------------------------------------------------
 
-    text = _text(args, key)
-    if text is None:
-        return
-    view = tokenize(current_bundle(show_notice=False), text, max_tokens=SHOW_TOKENS)
-    _capped(view.truncated, view.n_total)
-    fig = wordpiece_figure(view.tokens, view.ids, view.word_index, view.continuation,
-                           title=t("bert_inputs.wp_title"), id_label=t("bert_inputs.row_id"),
-                           piece_label=t("bert_inputs.row_piece"))
-    figures.show(fig, key=f"{key}.fig", data=view.table(), filename="wordpiece")
-
-
-@register("embedding-sum")
-def embedding_sum(args: dict, key: str) -> None:
-    from core.bert import embedding_parts
-    from core.figures.bert import norms_figure
-    from ui import figures
-    from ui.bert import current_bundle
-
-    text = _text(args, key)
-    if text is None:
-        return
-    parts = embedding_parts(current_bundle(show_notice=False), text, max_length=SHOW_TOKENS)
-    _capped(parts.encoded.truncated, parts.encoded.n_total)
-    names = {"token": t("bert_inputs.part_token"), "segment": t("bert_inputs.part_segment"),
-             "position": t("bert_inputs.part_position"), "summed": t("bert_inputs.part_sum"),
-             "normed": t("bert_inputs.part_ln")}
-    fig = norms_figure(parts.tokens, {names[k]: parts.norms[k] for k in names},
-                       title=t("bert_inputs.norms_title"), y_title=t("bert_inputs.norm"))
-    figures.show(fig, key=f"{key}.fig", data=parts.table(), filename="embedding-norms")
-
-
-@register("mask-simulator")
-def mask_simulator(args: dict, key: str) -> None:
+@widget("tokenizer")
+def tokenizer(key: str, *, text: str, details: bool = False):
+    """WordPiece tokens and ids; with ``details``, counts above and the split words below."""
     import streamlit as st
 
-    from core.bert import simulate_masking
+    from core.bert import tokenize
+    from core.figures.bert import wordpiece_figure
+    from ui import figures, lesson
+
+    view = tokenize(_bundle(), text, max_tokens=SHOW_TOKENS)
+    _capped(view.truncated, view.n_total)
+    if not view.tokens:
+        lesson.notice("empty")
+        return None
+    if details:
+        cols = st.columns(4)
+        cols[0].metric(t("bert_inputs.m_chars"), len(text))
+        cols[1].metric(t("bert_inputs.m_pieces"), view.n_total)
+        cols[2].metric(t("bert_inputs.m_unknown"), sum(view.unknown))
+        cols[3].metric(t("bert_inputs.m_cjk"), sum(view.cjk))
+    fig = wordpiece_figure(view.tokens, view.ids, view.word_index, view.continuation,
+                           labels={"title": t("bert_inputs.wp_title"), "id": t("bert_inputs.row_id"),
+                                   "piece": t("bert_inputs.row_piece")})
+    figures.show(fig, key=key, data=view.table(), filename="wordpiece")
+    if details and view.split_words:
+        st.caption(t("bert_inputs.wp_split_caption"))
+        st.dataframe([{t("bert_inputs.col_word"): w, t("bert_inputs.col_pieces"): "  ".join(p)}
+                      for w, p in view.split_words], hide_index=True, width="stretch")
+    return view
+
+
+@block("tokenizer")
+def _tokenizer_block(args: dict, key: str) -> None:
+    text = text_box(t("widgets.text"), f"{key}.text", args["text"])
+    if text is not None:
+        draw("tokenizer", f"{key}.fig", text=text)
+
+
+def _part_names() -> dict[str, str]:
+    return {"token": t("bert_inputs.part_token"), "segment": t("bert_inputs.part_segment"),
+            "position": t("bert_inputs.part_position"), "summed": t("bert_inputs.part_sum"),
+            "normed": t("bert_inputs.part_ln")}
+
+
+@widget("embedding-sum")
+def embedding_sum(key: str, *, text: str, text_b: str | None = None, per_token: bool = False):
+    """The norms of token + segment + position embeddings and their LayerNorm'd sum, per token;
+    with ``per_token``, first one picked token's vectors as strips and its LayerNorm numbers."""
+    import streamlit as st
+
+    from core.bert import embedding_parts
+    from core.figures.bert import embedding_strips, norms_figure
+    from ui import figures
+
+    parts = embedding_parts(_bundle(), text, text_b, max_length=SHOW_TOKENS)
+    _capped(parts.encoded.truncated, parts.encoded.n_total)
+    names = _part_names()
+    if per_token:
+        options = list(range(len(parts.tokens)))
+        labels = [f"{j}: {tok}" for j, tok in enumerate(parts.tokens)]  # formatted now, in this run's language
+        i = st.selectbox(t("bert_inputs.pick_token"), options, index=1 if len(options) > 1 else 0,
+                         key=f"{key}.token", format_func=labels.__getitem__)
+        i = min(int(i or 0), len(options) - 1)
+        rows = {names[k]: getattr(parts, k)[i] for k in names}
+        norms = {names[k]: float(parts.norms[k][i]) for k in names}
+        fig = embedding_strips(rows, norms, labels={
+            "title": t("bert_inputs.strips_title", token=parts.tokens[i], i=i), "dim": t("bert_inputs.dim"),
+            "norm": t("bert_inputs.norm"), "scale_note": t("bert_inputs.strip_scale")})
+        figures.show(fig, key=f"{key}.strips", filename="embedding-strips",
+                     data=[{"dimension": d, **{k: float(getattr(parts, k)[i][d]) for k in names}}
+                           for d in range(parts.token.shape[1])])
+        c = st.columns(3)
+        c[0].metric(t("bert_inputs.m_mean"), f"{parts.ln_mean[i]:.4f}")
+        c[1].metric(t("bert_inputs.m_std"), f"{parts.ln_std[i]:.4f}")
+        c[2].metric(t("bert_inputs.m_ln_norm"), f"{parts.norms['normed'][i]:.4f}")
+    fig = norms_figure(parts.tokens, {names[k]: parts.norms[k] for k in names},
+                       labels={"title": t("bert_inputs.norms_title"), "y": t("bert_inputs.norm")})
+    figures.show(fig, key=key, data=parts.table(), filename="embedding-norms")
+    return parts
+
+
+@block("embedding-sum")
+def _embedding_sum_block(args: dict, key: str) -> None:
+    text = text_box(t("widgets.text"), f"{key}.text", args["text"])
+    if text is not None:
+        draw("embedding-sum", f"{key}.fig", text=text)
+
+
+# -- BERT's pre-training (lesson 7) ------------------------------------------------------------
+
+def _action_names() -> dict[str, str]:
+    return {a: t(f"bert_outputs.action_{a.replace(' ', '_')}") for a in ("special", "not chosen", "mask", "random", "keep")}
+
+
+@widget("mask-simulator")
+def mask_simulator(key: str, *, text: str, seed: int, prob: float = 0.15, stats: bool = False):
+    """BERT's 15 % / 80-10-10 masking of a text; with ``stats``, the counts and 1,000-run rates."""
+    import streamlit as st
+
+    from core.bert import masking_rates, simulate_masking
     from core.figures.bert import masking_figure
     from ui import figures
-    from ui.bert import current_bundle
 
-    text = _text(args, key)
+    bundle = _bundle()
+    r = simulate_masking(bundle, text, seed=int(seed), prob=float(prob), max_length=SHOW_TOKENS)
+    _capped(r.truncated, t("bert_outputs.more"))
+    actions = _action_names()
+    fig = masking_figure(r.original, r.tokens, r.actions, action_names=actions,
+                         labels={"title": t("bert_outputs.mlm_title"), "original": t("bert_outputs.row_original"),
+                                 "input": t("bert_outputs.row_input")})
+    figures.show(fig, key=key, data=r.table(), filename="mlm-masking")
+    if stats:
+        cols = st.columns(4)
+        for col, a in zip(cols, ("mask", "random", "keep", "not chosen")):
+            col.metric(actions[a], r.counts[a])
+        rates = masking_rates(bundle, text, runs=1000, seed=int(seed), prob=float(prob), max_length=SHOW_TOKENS)
+        st.caption(t("bert_outputs.rates", runs=rates["runs"], chosen=f"{rates['chosen_rate']:.1%}",
+                     mask=f"{rates['mask_rate']:.1%}", random=f"{rates['random_rate']:.1%}",
+                     keep=f"{rates['keep_rate']:.1%}", prob=f"{prob:.0%}"))
+    return r
+
+
+@block("mask-simulator")
+def _mask_simulator_block(args: dict, key: str) -> None:
+    text = text_box(t("widgets.text"), f"{key}.text", args["text"])
     if text is None:
         return
-    seed = st.number_input(t("widgets.seed"), min_value=0, max_value=10_000, value=args["seed"],
-                           key=f"{key}.seed")
-    r = simulate_masking(current_bundle(show_notice=False), text, seed=int(seed), max_length=SHOW_TOKENS)
-    actions = {a: t(f"bert_outputs.action_{a.replace(' ', '_')}")
-               for a in ("special", "not chosen", "mask", "random", "keep")}
-    fig = masking_figure(r.original, r.tokens, r.actions, title=t("bert_outputs.mlm_title"),
-                         action_names=actions, row_names=(t("bert_outputs.row_original"),
-                                                          t("bert_outputs.row_input")))
-    figures.show(fig, key=f"{key}.fig", data=r.table(), filename="mlm-masking")
+    seed = seed_input(t("widgets.seed"), f"{key}.seed", args["seed"])
+    draw("mask-simulator", f"{key}.fig", text=text, seed=seed)
 
 
-def _megatron_labels(*keys: str) -> dict:
+# -- Megatron (lesson 8) -----------------------------------------------------------------------
+
+def megatron_labels(*keys: str) -> dict:
+    """Figure labels of lesson 8, translated (megatron.fig_<key>)."""
     return {k: t(f"megatron.fig_{k}") for k in keys}
 
 
-@register("parallel-split")
-def parallel_split(args: dict, key: str) -> None:
-    import streamlit as st
-
+@widget("parallel-split")
+def parallel_split(key: str, *, shards: dict):
+    """Which rows and columns of each weight every tensor-parallel rank holds."""
     from core.figures import megatron as mfig
-    from core.megatron.layers import shard_layout
     from ui import figures
 
-    ranks = st.segmented_control(t("widgets.ranks"), ["1", "2", "4"], default=args["ranks"], key=f"{key}.ranks")
-    shards = shard_layout(int(ranks or args["ranks"]))
-    fig = mfig.shard_map(shards, labels=_megatron_labels("rank", "rows", "cols", "local"))
-    figures.show(fig, key=f"{key}.fig", filename="tensor-parallel-shards",
-                 data=[{"rank": int(r), "weight": s["name"], "local_shape": "x".join(map(str, s["local_shape"])),
-                        "ranges": str(s["ranges"])} for r, ss in shards.items() for s in ss])
+    figures.show(mfig.shard_map(shards, labels=megatron_labels("rank", "rows", "cols", "local")),
+                 key=key, filename="tensor-parallel-shards",
+                 data=[{"rank": int(rank), **{k: s[k] for k in ("name", "global_shape", "local_shape", "split_dim",
+                                                                "ranges")}}
+                       for rank, ss in shards.items() for s in ss])
 
 
-@register("pipeline-schedule")
-def pipeline_schedule(args: dict, key: str) -> None:
+@block("parallel-split")
+def _parallel_split_block(args: dict, key: str) -> None:
+    import streamlit as st
+
+    from core.megatron.layers import shard_layout
+
+    ranks = st.segmented_control(t("widgets.ranks"), list(RANKS.choices), default=args["ranks"], key=f"{key}.ranks")
+    draw("parallel-split", f"{key}.fig", shards=shard_layout(int(ranks or args["ranks"])))
+
+
+@widget("pipeline-schedule")
+def pipeline_schedule(key: str, *, schedule: str, stages: int, microbatches: int, chunks: int = 1):
+    """A pipeline schedule's timeline, its measured bubble and the paper's formula for it."""
     import streamlit as st
 
     from core.figures import megatron as mfig
     from core.megatron.schedules import timeline
     from ui import figures
 
-    kind, p, m = args["schedule"], args["stages"], args["microbatches"]
-    v = args["chunks"] if kind == "interleaved" else 1
+    kind, p, m = schedule, int(stages), int(microbatches)
+    v = int(chunks) if kind == "interleaved" else 1
     if kind == "interleaved" and m % p:  # interleaving needs whole rounds of p micro-batches
         m = max(p, (m // p) * p)
         st.warning(t("megatron.m_rounded", m=m, p=p))
     tl = timeline(kind, p, m, v)
-    fig = mfig.pipeline_figure(tl, title=t("megatron.timeline_title", kind=t(f"megatron.sched_{kind}"), p=p, m=m, v=v),
-                               labels=_megatron_labels("device", "forward", "backward", "microbatch", "chunk",
-                                                       "stage", "time"))
-    figures.show(fig, key=f"{key}.fig", filename=f"pipeline-{kind}-p{p}-m{m}-v{v}", data=tl["ops"])
-    left, right = st.columns(2)
-    left.metric(t("megatron.bubble_measured"), f"{tl['measured_bubble_fraction']:.4f}")
-    right.metric(t("megatron.bubble_formula", f="(p−1)/m" if v == 1 else "(p−1)/(v·m)"),
-                 f"{tl['formula_bubble_fraction']:.4f}")
+    labels = megatron_labels("device", "forward", "backward", "microbatch", "chunk", "stage", "time")
+    labels["title"] = t("megatron.timeline_title", kind=t(f"megatron.sched_{kind}"), p=p, m=m, v=v)
+    figures.show(mfig.pipeline_figure(tl, labels=labels), key=key, filename=f"pipeline-{kind}-p{p}-m{m}-v{v}",
+                 data=tl["ops"])
+    k = st.columns(3)
+    k[0].metric(t("megatron.bubble_measured"), f"{tl['measured_bubble_fraction']:.4f}")
+    k[1].metric(t("megatron.bubble_formula", f="(p−1)/m" if v == 1 else "(p−1)/(v·m)"),
+                f"{tl['formula_bubble_fraction']:.4f}")
+    k[2].metric(t("megatron.idle_share"), f"{tl['idle_share_of_iteration']:.1%}")
+    st.caption(t("megatron.pipeline_caption", peak=tl["peak_in_flight"]))
+    return tl
 
 
-@register("bahdanau-alignment")
-def bahdanau_alignment(args: dict, key: str) -> None:
-    from core.figures import seq2seq as figs
-    from core.seq2seq.explain import alignment_of
-    from ui import figures
-    from ui.seq2seq import checked_input, get_model, get_task
-
-    text = checked_input("date", t("widgets.date"), f"{key}.text", args["text"])
-    if text is None:
-        return
-    outputs, weights = alignment_of(get_model("date-bahdanau"), get_task("date"), text)
-    fig = figs.alignment(weights, list(text), outputs, title=t("bahdanau.align_title"), x_title=t("bahdanau.align_x"),
-                          y_title=t("bahdanau.align_y"))
-    figures.show(fig, key=f"{key}.fig", filename="alignment",
-                 data=[{"output": o, **{f"{j}:{c}": w for j, (c, w) in enumerate(zip(text, row))}}
-                       for o, row in zip(outputs, weights)])
+@block("pipeline-schedule")
+def _pipeline_schedule_block(args: dict, key: str) -> None:
+    draw("pipeline-schedule", f"{key}.fig", schedule=args["schedule"], stages=args["stages"],
+         microbatches=args["microbatches"], chunks=args["chunks"])
 
 
-def _bert_sentence(args: dict, key: str):
-    """The bundle and the explained text, or None when there is nothing to show."""
-    from ui.bert import current_bundle
+# -- Bahdanau (lesson 3) -----------------------------------------------------------------------
 
-    text = _text(args, key)
-    return (current_bundle(show_notice=False), text) if text else (None, None)
-
-
-@register("attention-heatmap")
-def attention_heatmap(args: dict, key: str) -> None:
+@widget("bahdanau-alignment")
+def bahdanau_alignment(key: str, *, trace, step: int | None = None):
+    """The committed date model's alignment α_ij for one decoded input; ``step`` framed."""
     import streamlit as st
 
-    from core.attention import MAX_TOKENS, explain_head
+    from core.figures import seq2seq as figs
+    from ui import figures
+
+    tr = trace
+    fig = figs.alignment(tr.weights, tr.source, tr.outputs, step=step,
+                         labels={"title": t("bahdanau.align_title"), "x": t("bahdanau.align_x"),
+                                 "y": t("bahdanau.align_y")})
+    rows = [{"i": i + 1, "y_i": y, "j": j + 1, "x_j": x, "alpha_ij": a}
+            for i, (y, row) in enumerate(zip(tr.outputs, tr.weights)) for j, (x, a) in enumerate(zip(tr.source, row))]
+    figures.show(fig, key=key, data=rows, filename="alignment")
+    st.caption(t("bahdanau.align_caption"))
+
+
+@block("bahdanau-alignment")
+def _bahdanau_alignment_block(args: dict, key: str) -> None:
+    from ui.seq2seq import checked_input, date_trace
+
+    text = checked_input("date", t("widgets.date"), f"{key}.text", args["text"])
+    if text is not None:
+        draw("bahdanau-alignment", f"{key}.fig", trace=date_trace(text))
+
+
+# -- self-attention and multi-head attention (lessons 4-5) -------------------------------------
+
+@widget("attention-heatmap")
+def attention_heatmap(key: str, *, expl, query: int | None = None, scaled: bool = True, title: str | None = None):
+    """One head's weights for every query and key; ``query``'s row framed."""
     from core.figures.attention import head_heatmap
     from ui import figures
 
-    bundle, text = _bert_sentence(args, key)
-    if bundle is None:
+    fig = head_heatmap(expl, highlight_row=query, scaled=scaled, labels={
+        "title": title or t("self_attention.heatmap_title", layer=expl.layer, head=expl.head),
+        "x": t("self_attention.heatmap_x"), "y": t("self_attention.heatmap_y")})
+    figures.show(fig, key=key, data=expl.matrix_wide(), filename=f"attention-layer{expl.layer}-head{expl.head}")
+
+
+def _sentence(args: dict, key: str) -> str | None:
+    return text_box(t("widgets.text"), f"{key}.text", args["text"])
+
+
+@block("attention-heatmap")
+def _attention_heatmap_block(args: dict, key: str) -> None:
+    import streamlit as st
+
+    from core.attention import MAX_TOKENS, explain_head
+    from ui import lesson
+
+    text = _sentence(args, key)
+    if text is None:
         return
+    bundle = _bundle()
     left, right = st.columns(2)
     layer = left.number_input(t("widgets.layer"), 0, bundle.num_layers - 1,
                               min(args["layer"], bundle.num_layers - 1), key=f"{key}.layer")
     head = right.number_input(t("widgets.head"), 0, bundle.num_heads - 1,
                               min(args["head"], bundle.num_heads - 1), key=f"{key}.head")
     expl = explain_head(bundle, text, int(layer), int(head))
-    if expl.n_tokens_full > MAX_TOKENS:
-        from ui import lesson
-
-        lesson.notice("tokens_capped", limit=MAX_TOKENS, total=expl.n_tokens_full)
-    fig = head_heatmap(expl, title=t("self_attention.heatmap_title", layer=expl.layer, head=expl.head),
-                       x_title=t("self_attention.heatmap_x"), y_title=t("self_attention.heatmap_y"))
-    figures.show(fig, key=f"{key}.fig", data=expl.matrix_wide(), filename=f"attention-layer{layer}-head{head}")
+    lesson.tokens_capped(expl.n_tokens_full > MAX_TOKENS, expl.n_tokens_full, MAX_TOKENS)
+    draw("attention-heatmap", f"{key}.fig", expl=expl)
 
 
-@register("head-grid")
-def head_grid(args: dict, key: str) -> None:
-    from core.attention import MAX_TOKENS, encode
+@widget("head-grid")
+def head_grid(key: str, *, enc, selected: tuple[int, int] | None = None):
+    """Every layer × head as a small heatmap; ``selected`` framed. Downloads are built on click."""
+    import streamlit as st
+
+    from core.attention import weights_table
     from core.figures.attention import layer_head_grid
     from ui import figures
 
-    bundle, text = _bert_sentence(args, key)
-    if bundle is None:
-        return
-    enc = encode(bundle, text)
-    if enc.n_tokens_full > MAX_TOKENS:
-        from ui import lesson
+    st.caption(t("multi_head.grid_caption", layers=enc.num_layers, heads=enc.num_heads))
+    from ui.attention import grid_labels
 
-        lesson.notice("tokens_capped", limit=MAX_TOKENS, total=enc.n_tokens_full)
-    labels = {k: t(f"multi_head.grid_{k}") for k in ("layer", "head", "query", "key")}
-    figures.show(layer_head_grid(enc, labels=labels), key=f"{key}.fig", filename="all-heads")
+    figures.show(layer_head_grid(enc, selected=selected, labels=grid_labels()), key=key, filename="all-heads")
+    figures.download_buttons(key, lambda: weights_table(enc), "all-heads")
+
+
+@block("head-grid")
+def _head_grid_block(args: dict, key: str) -> None:
+    from core.attention import MAX_TOKENS, encode
+    from ui import lesson
+
+    text = _sentence(args, key)
+    if text is None:
+        return
+    enc = encode(_bundle(), text)
+    lesson.tokens_capped(enc.n_tokens_full > MAX_TOKENS, enc.n_tokens_full, MAX_TOKENS)
+    draw("head-grid", f"{key}.fig", enc=enc)

@@ -65,8 +65,22 @@ def layer_trajectory(states: HiddenStates, index: int) -> list[dict]:
     return rows
 
 
+# Sentence vectors read at most this many tokens of a text, [CLS] and [SEP] included; longer text
+# is cut, and the page says so.
+SENTENCE_MAX_TOKENS = 128
+
+
+def token_lengths(bundle: BertBundle, texts: list[str]) -> list[int]:
+    """How many tokens each text has before any truncation, [CLS] and [SEP] included: compare with
+    SENTENCE_MAX_TOKENS to tell a student that a sentence vector read only the start of a text."""
+    if not texts:
+        return []
+    enc = bundle.tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)
+    return [len(ids) for ids in enc["input_ids"]]
+
+
 @torch.no_grad()
-def sentence_embeddings(bundle: BertBundle, texts: list[str], max_length: int = 128,
+def sentence_embeddings(bundle: BertBundle, texts: list[str], max_length: int = SENTENCE_MAX_TOKENS,
                         batch_size: int = 32) -> np.ndarray:
     """(N, H) unit vectors: mean of the last hidden states over real tokens (mask = 1), then L2-normalised."""
     tok = bundle.tokenizer
@@ -83,7 +97,7 @@ def sentence_embeddings(bundle: BertBundle, texts: list[str], max_length: int = 
     return torch.cat(chunks).numpy()
 
 
-def similarity(bundle: BertBundle, texts: list[str], max_length: int = 128) -> np.ndarray:
+def similarity(bundle: BertBundle, texts: list[str], max_length: int = SENTENCE_MAX_TOKENS) -> np.ndarray:
     """(N, N) cosine similarity of sentence vectors (dot products of unit vectors)."""
     e = sentence_embeddings(bundle, texts, max_length).astype(np.float64)  # (N, H)
     return e @ e.T

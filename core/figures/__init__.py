@@ -8,7 +8,7 @@ bert.py, megatron.py) and reuse these helpers.
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -28,6 +28,37 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     assemble known-good dicts, and the tests read back the JSON they produce.
     """
     return go.Figure(dict(data=data, layout=layout), _validate=False)
+
+
+def merge_labels(defaults: Mapping[str, str], labels: Mapping[str, str] | None) -> dict[str, str]:
+    """The one label API of every builder here: ``labels={"title": ..., "x": ..., "y": ...,
+    "value": ..., <the builder's own names>}``, each optional, translated by the caller. A key the
+    builder does not draw is an error (a typo would otherwise fall back to English silently)."""
+    unknown = set(labels or {}) - set(defaults)
+    if unknown:
+        raise KeyError(f"unknown label(s) {', '.join(sorted(unknown))}; this figure takes: "
+                       f"{', '.join(sorted(defaults))}")
+    return {**defaults, **(labels or {})}
+
+
+def heatmap_titles(lab: Mapping[str, str]) -> dict[str, str]:
+    """A builder's labels (title, x, y, value) as :func:`heatmap`'s keywords."""
+    return {"title": lab.get("title", ""), "x_title": lab.get("x", ""), "y_title": lab.get("y", ""),
+            "value_name": lab.get("value", "weight")}
+
+
+def layout(fig: go.Figure, title: str = "", height: int | None = None, *, top: int | None = None,
+           **kw) -> go.Figure:
+    """The one layout helper: escaped title, the app's font, a height and tight margins. ``top`` is
+    the top margin (default: room for a title, if any); the title then sits at the very top, above
+    an x axis drawn on top of the plot."""
+    margin = dict(l=10, r=10, t=top if top is not None else (50 if title else 20), b=10)
+    margin.update(kw.pop("margin", {}))
+    title_spec = dict(text=escape_label(title))
+    if top is not None:
+        title_spec.update(y=0.98, yanchor="top")
+    fig.update_layout(title=title_spec, font=FONT, margin=margin, **({"height": height} if height else {}), **kw)
+    return fig
 
 
 def escape_label(text: str) -> str:
@@ -74,7 +105,8 @@ def heatmap(
 ) -> go.Figure:
     """An attention-style heatmap: rows are queries/outputs (down), columns keys/inputs (across).
 
-    Axes are categories, one per token; repeated tokens ("the" twice) keep their own rows and
+    This is the primitive the builders share (its titles are plain keywords; a builder maps its
+    ``labels`` onto them with :func:`heatmap_titles`). Axes are categories, one per token; repeated tokens ("the" twice) keep their own rows and
     columns (see _unique). Values are rounded to ``precision`` decimals, which is what
     the hover shows, and keeps the figure small for the browser.
     """
@@ -110,9 +142,12 @@ def heatmap(
     return figure([trace], layout)
 
 
-def bar_strip(values: Sequence[float], *, title: str = "", value_name: str = "value",
+def bar_strip(values: Sequence[float], *, labels: Mapping[str, str] | None = None,
               height: int = 120, zmid: float | None = 0.0) -> go.Figure:
-    """One vector as a single-row strip of colours (a hidden state, an embedding, c)."""
+    """One vector as a single-row strip of colours (a hidden state, an embedding, c).
+    ``labels``: title, value."""
+    lab = merge_labels({"title": "", "value": "value"}, labels)
+    title, value_name = lab["title"], lab["value"]
     vals = [round(float(v), 4) for v in (values.tolist() if hasattr(values, "tolist") else values)]
     fig = go.Figure(go.Heatmap(
         z=[vals], x=list(range(len(vals))), y=[0], colorscale="RdBu", zmid=zmid, reversescale=True,
@@ -120,6 +155,4 @@ def bar_strip(values: Sequence[float], *, title: str = "", value_name: str = "va
         colorbar=dict(thickness=10),
     ))
     fig.update_yaxes(visible=False)
-    fig.update_layout(title=dict(text=escape_label(title)), font=FONT, height=height,
-                      margin=dict(l=10, r=10, t=30 if title else 10, b=20))
-    return fig
+    return layout(fig, title, height, margin=dict(t=30 if title else 10, b=20))

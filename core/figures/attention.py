@@ -4,8 +4,9 @@ down, keys across, one colour-blind-safe scale) or use the same scale and orient
 """
 from __future__ import annotations
 
+import copy
 import functools
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -13,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from core.attention import (FALLBACK_TAG, TAG_RULES, Encoding, HeadExplanation, HeadSummaries,
                             ProjectionExplanation, ScalingStudy)
-from core.figures import ATTENTION_SCALE, FONT, HIGHLIGHT, OKABE_ITO, escape_label, figure, heatmap
+from core.figures import ATTENTION_SCALE, FONT, HIGHLIGHT, OKABE_ITO, escape_label, figure, heatmap, heatmap_titles, layout, merge_labels
 
 DIVERGING = "RdBu"  # q, k, v components: signed values, centred on 0
 
@@ -32,12 +33,12 @@ def _pair_divider(fig: go.Figure, b_start: int | None, n: int, rows: bool = True
 
 
 def head_heatmap(expl: HeadExplanation, *, highlight_row: int | None = None, scaled: bool = True,
-                 title: str = "", x_title: str = "key", y_title: str = "query",
-                 value_name: str = "weight") -> go.Figure:
-    """One head's attention weights, rows = queries, columns = keys (softmax over each row)."""
+                 labels: Mapping[str, str] | None = None) -> go.Figure:
+    """One head's attention weights, rows = queries, columns = keys (softmax over each row).
+    Labels: title, x, y, value."""
+    lab = merge_labels({"title": "", "x": "key", "y": "query", "value": "weight"}, labels)
     w = expl.weights if scaled else expl.weights_unscaled
-    fig = heatmap(w, expl.tokens, expl.tokens, title=title, x_title=x_title, y_title=y_title,
-                  value_name=value_name, highlight_row=highlight_row, precision=4)
+    fig = heatmap(w, expl.tokens, expl.tokens, **heatmap_titles(lab), highlight_row=highlight_row, precision=4)
     _pair_divider(fig, expl.sentence_b_start, expl.n_tokens)
     return fig
 
@@ -123,12 +124,18 @@ def weighted_sum(expl: HeadExplanation, query: int, *, scaled: bool = True,
 def scaling_figure(study: ScalingStudy, *, labels: dict[str, str] | None = None) -> go.Figure:
     """Largest softmax weight vs d_k, with and without 1/√d_k (random unit-variance q, k).
 
-    The same study and labels give the same figure, so it is built once (it is on every rerun of
-    lesson 4 and does not depend on the sentence); callers must not mutate it."""
-    return _scaling_figure(study, tuple(sorted((labels or {}).items())))
+    The same study and labels give the same figure, so its plain-dict form is built once (it is on
+    every rerun of lesson 4 and does not depend on the sentence); every caller gets its own figure
+    from a deep copy, so one session's change never shows in another's."""
+    spec = _scaling_spec(study, tuple(sorted((labels or {}).items())))
+    return go.Figure(copy.deepcopy(spec), _validate=False)
 
 
 @functools.lru_cache(maxsize=8)
+def _scaling_spec(study: ScalingStudy, label_items: tuple) -> dict:
+    return _scaling_figure(study, label_items).to_plotly_json()
+
+
 def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
     labels = dict(label_items)
     lab = {"x": "d_k", "y": "mean largest weight", "with": "with 1/√d_k", "without": "without",
@@ -144,9 +151,7 @@ def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
     fig.update_yaxes(range=[0, 1.05], title_text=escape_label(lab["y"]), secondary_y=False)
     fig.update_yaxes(type="log", title_text=escape_label(lab["std"]), secondary_y=True,
                      tickvals=[v for v in (1, 2, 4, 8, 16, 32, 64) if v <= 2 * max(study.score_std)])
-    fig.update_layout(font=FONT, height=340, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", y=-0.25))
-    return fig
+    return layout(fig, "", 340, margin=dict(t=30), legend=dict(orientation="h", y=-0.25))
 
 
 def layer_head_grid(enc: Encoding, *, selected: tuple[int, int] | None = None,
@@ -228,17 +233,17 @@ def tag_grid(summ: HeadSummaries, *, tag_names: dict[str, str] | None = None,
         l, h = selected
         fig.add_shape(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5,
                       line=dict(color="black", width=3))
-    fig.update_layout(font=FONT, height=max(220, 40 * L + 90), margin=dict(l=10, r=10, t=60, b=10))
-    return fig
+    return layout(fig, "", max(220, 40 * L + 90), margin=dict(t=60))
 
 
-def rollout_figure(enc: Encoding, roll: np.ndarray, layer: int | None = None, *, title: str = "",
-                   x_title: str = "input token", y_title: str = "position") -> go.Figure:
-    """Rollout after ``layer`` (default: the last): how much each position draws on each input token."""
+def rollout_figure(enc: Encoding, roll: np.ndarray, layer: int | None = None, *,
+                   labels: Mapping[str, str] | None = None) -> go.Figure:
+    """Rollout after ``layer`` (default: the last): how much each position draws on each input token.
+    Labels: title, x, y, value."""
+    lab = merge_labels({"title": "", "x": "input token", "y": "position", "value": "rollout"}, labels)
     l = enc.num_layers - 1 if layer is None else int(layer)
     r = roll[l]
-    fig = heatmap(r, enc.tokens, enc.tokens, title=title, x_title=x_title, y_title=y_title,
-                  value_name="rollout", zmin=0.0, zmax=float(r.max()), precision=4)
+    fig = heatmap(r, enc.tokens, enc.tokens, **heatmap_titles(lab), zmin=0.0, zmax=float(r.max()), precision=4)
     _pair_divider(fig, enc.sentence_b_start, enc.n_tokens)
     return fig
 

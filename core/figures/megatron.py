@@ -7,24 +7,24 @@ only draw. No torch here.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import FONT, HIGHLIGHT, OKABE_ITO, escape_label
+from . import HIGHLIGHT, OKABE_ITO, escape_label, layout
 
 RANK_COLOURS = [OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[2], OKABE_ITO[3]]
 
 
-def _layout(fig: go.Figure, title: str, height: int, **kw) -> go.Figure:
-    fig.update_layout(title=dict(text=escape_label(title)), font=FONT, height=height,
-                      margin=dict(l=10, r=10, t=60 if title else 25, b=10), **kw)
-    return fig
-
-
-def _n(labels: dict | None, key: str, default: str) -> str:
+def _n(labels: Mapping[str, str] | None, key: str, default: str) -> str:
+    """One label, escaped: ``labels`` is core.figures' one label API (title, x, y and the builder's
+    own names, each optional)."""
     return escape_label((labels or {}).get(key, default))
+
+
+def _title(labels: Mapping[str, str] | None) -> str:
+    return (labels or {}).get("title", "")
 
 
 # ---- tensor parallelism --------------------------------------------------------------------
@@ -33,7 +33,7 @@ SPLIT_WEIGHTS = ["attention.query_key_value.weight", "attention.dense.weight",
                  "mlp.dense_h_to_4h.weight", "mlp.dense_4h_to_h.weight"]
 
 
-def shard_map(shards: dict, *, title: str = "", labels: dict | None = None) -> go.Figure:
+def shard_map(shards: dict, *, labels: Mapping[str, str] | None = None) -> go.Figure:
     """Each split weight drawn at its full shape as the paper's A (in x out), every slice coloured
     by the rank that holds it. shards: the demo's {rank: [shard dicts]}."""
     ranks = sorted(shards, key=int)
@@ -70,11 +70,11 @@ def shard_map(shards: dict, *, title: str = "", labels: dict | None = None) -> g
                 shown.add(r)
         fig.update_yaxes(autorange="reversed", row=1, col=col, title_text=rows_word if col == 1 else "")
         fig.update_xaxes(row=1, col=col, title_text=cols_word)
-    return _layout(fig, title, 340, plot_bgcolor="white",
+    return layout(fig, _title(labels), 340, plot_bgcolor="white",
                    legend=dict(orientation="h", y=-0.25))
 
 
-def joins_figure(joins: dict, site: str, *, title: str = "", labels: dict | None = None) -> go.Figure:
+def joins_figure(joins: dict, site: str, *, labels: Mapping[str, str] | None = None) -> go.Figure:
     """The first few numbers of each rank's partial result at one g (all-reduce), and their sum
     next to what the all-reduce returned."""
     j = joins[site]
@@ -90,11 +90,10 @@ def joins_figure(joins: dict, site: str, *, title: str = "", labels: dict | None
                          name=_n(labels, "reduced", "after all-reduce"), marker_color="#000000",
                          hovertemplate="%{y:.6f}<extra></extra>"))
     fig.update_layout(barmode="group")
-    return _layout(fig, title, 300, legend=dict(orientation="h", y=-0.2))
+    return layout(fig, _title(labels), 300, legend=dict(orientation="h", y=-0.2))
 
 
-def diff_figure(max_abs_diff: dict, tolerance: float, *, title: str = "",
-                labels: dict | None = None) -> go.Figure:
+def diff_figure(max_abs_diff: dict, tolerance: float, *, labels: Mapping[str, str] | None = None) -> go.Figure:
     """Max |parallel - unsharded| per tensor, on a log axis, with the tolerance line."""
     names = list(max_abs_diff)
     floor = 1e-12   # an exact 0 cannot sit on a log axis; it is drawn at the floor and says 0
@@ -108,12 +107,12 @@ def diff_figure(max_abs_diff: dict, tolerance: float, *, title: str = "",
     fig.update_xaxes(type="log", title_text=_n(labels, "x", "max |difference|"),
                      range=[math.log10(floor), math.log10(tolerance) + 1])
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, title, 90 + 24 * len(names))
+    return layout(fig, _title(labels), 90 + 24 * len(names))
 
 
 # ---- pipeline parallelism -------------------------------------------------------------------
 
-def pipeline_figure(tl: dict, *, title: str = "", labels: dict | None = None) -> go.Figure:
+def pipeline_figure(tl: dict, *, labels: Mapping[str, str] | None = None) -> go.Figure:
     """A schedule as a timeline: one row per device, forward and backward boxes labelled by
     micro-batch (and chunk when interleaved), idle time left blank."""
     p = tl["p"]
@@ -141,12 +140,11 @@ def pipeline_figure(tl: dict, *, title: str = "", labels: dict | None = None) ->
     fig.update_xaxes(title_text=_n(labels, "time", "time (one forward of one micro-batch = 1)"),
                      range=[0, tl["makespan"]])
     fig.update_layout(barmode="overlay", bargap=0.15)
-    return _layout(fig, title, 90 + 38 * p, legend=dict(orientation="h", y=-0.25),
+    return layout(fig, _title(labels), 90 + 38 * p, legend=dict(orientation="h", y=-0.25),
                    uniformtext=dict(minsize=8, mode="hide"))
 
 
-def zero_figure(rows_by_stage: list[dict], chosen: int, *, title: str = "",
-                labels: dict | None = None) -> go.Figure:
+def zero_figure(rows_by_stage: list[dict], chosen: int, *, labels: Mapping[str, str] | None = None) -> go.Figure:
     """GB per device for stages 0-3, stacked by what is held (parameters, gradients, optimizer)."""
     names = {"parameters_fp16": _n(labels, "parameters_fp16", "fp16 parameters"),
              "gradients_fp16": _n(labels, "gradients_fp16", "fp16 gradients"),
@@ -164,10 +162,10 @@ def zero_figure(rows_by_stage: list[dict], chosen: int, *, title: str = "",
     fig.add_vrect(x0=chosen - 0.45, x1=chosen + 0.45, line=dict(color=HIGHLIGHT, width=3))
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title_text=_n(labels, "y", "GB per device"), range=[0, max(totals) * 1.18])
-    return _layout(fig, title, 360, legend=dict(orientation="h", y=-0.2))
+    return layout(fig, _title(labels), 360, legend=dict(orientation="h", y=-0.2))
 
 
-def holdings_figure(rows: list[dict], *, title: str = "", labels: dict | None = None) -> go.Figure:
+def holdings_figure(rows: list[dict], *, labels: Mapping[str, str] | None = None) -> go.Figure:
     """Which slice of each model state every data-parallel device keeps (the whole bar = all of it)."""
     colours = {"parameters_fp16": OKABE_ITO[0], "gradients_fp16": OKABE_ITO[1],
                "optimizer_states": OKABE_ITO[2]}
@@ -186,11 +184,10 @@ def holdings_figure(rows: list[dict], *, title: str = "", labels: dict | None = 
     fig.update_xaxes(range=[0, 1], title_text=_n(labels, "x", "share of the model"), tickformat=".0%")
     fig.update_yaxes(autorange="reversed")
     devices = len({r["device"] for r in rows})
-    return _layout(fig, title, 80 + 60 * devices, barmode="overlay", showlegend=False)
+    return layout(fig, _title(labels), 80 + 60 * devices, barmode="overlay", showlegend=False)
 
 
-def activations_figure(results: list[dict], names: Sequence[str], *, title: str = "",
-                       labels: dict | None = None) -> go.Figure:
+def activations_figure(results: list[dict], names: Sequence[str], *, labels: Mapping[str, str] | None = None) -> go.Figure:
     fig = go.Figure(go.Bar(
         x=[escape_label(n) for n in names], y=[r["gb_total"] for r in results],
         marker_color=[OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(results))],
@@ -199,13 +196,13 @@ def activations_figure(results: list[dict], names: Sequence[str], *, title: str 
         text=[f"{r['gb_total']:.1f}" for r in results], textposition="outside"))
     fig.update_yaxes(title_text=_n(labels, "y", "GB of activations"),
                      range=[0, max(r["gb_total"] for r in results) * 1.2])
-    return _layout(fig, title, 340)
+    return layout(fig, _title(labels), 340)
 
 
 # ---- the Megatron-BERT story ----------------------------------------------------------------
 
 def bert_results_figure(table: list[dict], column: str, params: dict[str, float], *,
-                        title: str = "", labels: dict | None = None) -> go.Figure:
+                        labels: Mapping[str, str] | None = None) -> go.Figure:
     """One task's score for the three Megatron-BERT sizes (x: parameters), with RoBERTa, ALBERT
     and XLNet as dashed lines at their own scores."""
     mega = [r for r in table if r["model"] in params and r[column] is not None]
@@ -225,11 +222,11 @@ def bert_results_figure(table: list[dict], column: str, params: dict[str, float]
     fig.update_xaxes(type="log", title_text=_n(labels, "x", "parameters (billions)"),
                      range=[math.log10(min(xs)) - 0.15, math.log10(max(xs)) + 0.15])
     ys = [r[column] for r in table if r[column] is not None]
-    fig.update_yaxes(title_text=escape_label(title or column), range=[min(ys) - 1, max(ys) + 1])
-    return _layout(fig, title, 360, showlegend=False)
+    fig.update_yaxes(title_text=escape_label(_title(labels) or column), range=[min(ys) - 1, max(ys) + 1])
+    return layout(fig, _title(labels), 360, showlegend=False)
 
 
-def scaling_figure(rows: list[dict], *, title: str = "", labels: dict | None = None) -> go.Figure:
+def scaling_figure(rows: list[dict], *, labels: Mapping[str, str] | None = None) -> go.Figure:
     """Figure 5 of Shoeybi et al. 2019 as bars: weak-scaling efficiency against GPUs."""
     fig = go.Figure()
     for i, setting in enumerate(("model_parallel", "model_data_parallel")):
@@ -242,10 +239,10 @@ def scaling_figure(rows: list[dict], *, title: str = "", labels: dict | None = N
             hovertemplate="%{x} GPUs: %{y:.0%} → %{customdata:.2f} PFLOP/s<extra></extra>"))
     fig.update_yaxes(range=[0, 1.15], tickformat=".0%", title_text=_n(labels, "y", "weak-scaling efficiency"))
     fig.update_xaxes(type="category", title_text=_n(labels, "x", "GPUs"))
-    return _layout(fig, title, 340, legend=dict(orientation="h", y=-0.25))
+    return layout(fig, _title(labels), 340, legend=dict(orientation="h", y=-0.25))
 
 
-def ln_curves_figure(result: dict, *, title: str = "", labels: dict | None = None) -> go.Figure:
+def ln_curves_figure(result: dict, *, labels: Mapping[str, str] | None = None) -> go.Figure:
     fig = go.Figure()
     for order, colour in (("post_ln", OKABE_ITO[5]), ("pre_ln", OKABE_ITO[0])):
         ys = result["curves"][order]
@@ -256,10 +253,10 @@ def ln_curves_figure(result: dict, *, title: str = "", labels: dict | None = Non
                   annotation_text=_n(labels, "chance", "chance (log V)"))
     fig.update_xaxes(title_text=_n(labels, "x", "step"))
     fig.update_yaxes(title_text=_n(labels, "y", "masked-token loss"))
-    return _layout(fig, title, 340, legend=dict(orientation="h", y=-0.25))
+    return layout(fig, _title(labels), 340, legend=dict(orientation="h", y=-0.25))
 
 
-def layer_order_figure(*, title: str = "", labels: dict | None = None) -> go.Figure:
+def layer_order_figure(*, labels: Mapping[str, str] | None = None) -> go.Figure:
     """The two orders of Shoeybi et al. 2019, Figure 7: (a) post-LN, (b) pre-LN, as block diagrams.
     Residual (skip) paths are drawn as arcs beside the blocks."""
     lab = lambda k, d: _n(labels, k, d)   # noqa: E731
@@ -296,4 +293,4 @@ def layer_order_figure(*, title: str = "", labels: dict | None = None) -> go.Fig
                                     "(a) original BERT: post-LN" if c == 0 else "(b) Megatron-BERT: pre-LN"))
     fig.update_xaxes(visible=False, range=[-1.6, 5.0])
     fig.update_yaxes(visible=False, range=[-7.6, 1.2], scaleanchor="x", scaleratio=0.55)
-    return _layout(fig, title, 520, plot_bgcolor="white", showlegend=False)
+    return layout(fig, _title(labels), 520, plot_bgcolor="white", showlegend=False)
