@@ -114,6 +114,10 @@ WIDGETS: dict[str, WidgetSpec] = {
         WidgetSpec("pipeline-schedule", "a pipeline schedule's timeline and bubble fraction", {
             "schedule": SCHEDULE, "stages": STAGES, "microbatches": MICROBATCHES, "chunks": CHUNKS,
         }),
+        WidgetSpec("worked-example", "a hand-sized worked example, numbers from core.worked", {
+            "example": Param("choice", "attention", choices=("bahdanau", "attention", "megatron"),
+                             help="which example"),
+        }),
     ]
 }
 

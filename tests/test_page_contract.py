@@ -69,3 +69,10 @@ def test_an_unreadable_page_script_is_a_problem_not_a_crash(tmp_path):
     bad.write_text("@page.widget(\n", encoding="utf-8")
     contract = read_contract(bad)
     assert contract.problems and "cannot read" in contract.problems[0][1]
+
+
+def test_the_lessons_check_reports_a_step_the_page_cannot_serve(lessons_copy):
+    """Wired into `core.lessons check` (LESSON_CHECKS): the catalog itself carries the problem."""
+    _rename_anchor(lessons_copy, "zh-TW", "heatmap", "heat-map")
+    lesson = load_catalog(lessons_copy).get("self-attention")
+    assert any(p.file == PAGE and "#heatmap" in p.reason for p in lesson.problems)

@@ -388,3 +388,15 @@ def _head_grid_block(args: dict, key: str) -> None:
     enc = encode(_bundle(), text)
     lesson.tokens_capped(enc.n_tokens_full > MAX_TOKENS, enc.n_tokens_full, MAX_TOKENS)
     draw("head-grid", f"{key}.fig", enc=enc)
+
+
+@widget("worked-example")
+def worked_example(key: str, *, example: str):
+    from ui.worked import worked_example as show
+
+    show({"example": example}, key)
+
+
+@block("worked-example")
+def _worked_example_block(args: dict, key: str) -> None:
+    worked_example(key, example=args["example"])

@@ -11,12 +11,12 @@ import numpy as np
 import torch
 
 from core.text import clean
+from core.widgets import MAX_CHARS
 
 # Token caps (docs/ARCHITECTURE.md, "Bad input"): a heatmap past 128 rows is unreadable and heavy to
 # send; bertviz draws one SVG line per (layer, head, query, key), so it is capped lower, at 64.
 MAX_TOKENS = 128
 MAX_TOKENS_BERTVIZ = 64
-MAX_CHARS = 2000
 
 
 @dataclass

@@ -65,3 +65,13 @@ __all__ = [
     "split_steps",
     "toml_string",
 ]
+
+
+def _page_serves_lesson(lesson, catalog) -> list:
+    """A lesson whose page draws after a step (or reads inputs from one) that a language lacks."""
+    from core.page_contract import page_problems  # reads pages/ with ast; imported when checking
+
+    return page_problems(lesson)
+
+
+LESSON_CHECKS.append(_page_serves_lesson)
