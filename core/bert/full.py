@@ -16,16 +16,13 @@ from pathlib import Path
 import torch
 
 from . import corpus as corpus_mod
-from .pretrain import EncodedDocs, Recipe, encode_docs, evaluate, heldout_batches, train
+from .evaluate import EVAL_SEED, EVAL_SEQ_LEN, FULL_PAIRS, QUICK_PAIRS, metrics_on, unk_rate
+from .pretrain import EncodedDocs, Recipe, encode_docs, train
 from .vocab import repo_characters, to_transformers, train_wordpiece
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL_DIR = REPO / "models" / "attention-lab-bert"
 WORK_DIR = REPO / "artifacts" / "bert-pretrain"      # ignored: caches and checkpoints, never committed
-EVAL_SEED = 1234
-EVAL_PAIRS = {"zh": 2000, "en": 1000}
-EVAL_SEQ_LEN = 128
-
 FULL = Recipe(steps=6000, batch_size=64)
 
 
@@ -59,21 +56,6 @@ def prepare(recipe: Recipe, work: Path = WORK_DIR):
     return tok, blob
 
 
-def unk_rate(tokenizer, docs) -> float:
-    ids = tokenizer([s for d in docs for s in d], add_special_tokens=False, verbose=False)["input_ids"]
-    n = sum(len(x) for x in ids)
-    return sum(x.count(tokenizer.unk_token_id) for x in ids) / max(1, n)
-
-
-def heldout_metrics(model, tokenizer, blob, pairs: dict | None = None) -> dict:
-    pairs = pairs or EVAL_PAIRS
-    out = {}
-    for lang in corpus_mod.LANGS:
-        enc = EncodedDocs(blob["heldout"][lang])
-        out[lang] = evaluate(model, heldout_batches(tokenizer, enc, pairs[lang], EVAL_SEQ_LEN, EVAL_SEED))
-    return out
-
-
 def run(recipe: Recipe = FULL, out_dir: Path = MODEL_DIR, work: Path = WORK_DIR, log_every: int = 50,
         eval_pairs: dict | None = None, time_budget_s: float | None = None) -> dict:
     torch.set_flush_denormal(True)   # a separate process: denormals in Adam's moments slow CPU steps
@@ -95,12 +77,13 @@ def run(recipe: Recipe = FULL, out_dir: Path = MODEL_DIR, work: Path = WORK_DIR,
     model.half().save_pretrained(str(out_dir), safe_serialization=True)
     model.float()
     tok.save_pretrained(str(out_dir))
-    metrics = heldout_metrics(model, tok, blob, eval_pairs)
+    metrics = metrics_on(model, tok, None, eval_pairs or FULL_PAIRS, encoded=blob["heldout"])
+    quick = metrics_on(model, tok, None, QUICK_PAIRS, encoded=blob["heldout"])
     manifest = {
         "model": "attention-lab-bert", "architecture": "BertForPreTraining (post-LN BERT, MLM + NSP heads)",
         "recipe": {**hist["recipe"], "steps": hist["steps"]},
         "time_budget_s": time_budget_s, "seeds": {"train": recipe.seed, "evaluation": EVAL_SEED},
-        "evaluation": {"pairs": eval_pairs or EVAL_PAIRS, "seq_len": EVAL_SEQ_LEN,
+        "evaluation": {"pairs": eval_pairs or FULL_PAIRS, "quick_pairs": QUICK_PAIRS, "seq_len": EVAL_SEQ_LEN,
                        "masking": "15 % chosen, 80/10/10, accuracy over every chosen position"},
         "corpus": {"sources": blob["sources"], "documents": blob["counts"],
                    "train_tokens": {k: v.tokens() for k, v in data.items()},
@@ -109,6 +92,7 @@ def run(recipe: Recipe = FULL, out_dir: Path = MODEL_DIR, work: Path = WORK_DIR,
         "wall_seconds": round(time.perf_counter() - t0, 1),
         "final_losses": {"mlm": sum(hist["mlm_loss"][-50:]) / 50, "nsp": sum(hist["nsp_loss"][-50:]) / 50},
         "heldout": metrics,
+        "heldout_quick": quick,
         "unk_rate_heldout": {lang: unk_rate(tok, blob["heldout_text"][lang]) for lang in corpus_mod.LANGS},
         "weights": "fp16 safetensors; metrics measured on these fp16 weights",
         "machine": {"cpu_threads": torch.get_num_threads(), "torch": torch.__version__,

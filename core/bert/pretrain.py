@@ -336,7 +336,9 @@ def evaluate(model, batches) -> dict:
     model.eval()
     n = top1 = top5 = nsp_ok = n_pairs = 0
     mlm_sum = nsp_sum = 0.0
-    for masked, types, att, labels, nsp in batches:
+    dev = next(model.parameters()).device
+    for batch in batches:
+        masked, types, att, labels, nsp = (t.to(dev) for t in batch)
         mlm, nspl, logits, nsp_logits = losses(model, masked, types, att, labels, nsp)
         gold = labels[labels != IGNORE_INDEX]
         top = logits.topk(5, dim=-1).indices                     # (N, 5)
