@@ -236,23 +236,18 @@ def make_optimizer(model, recipe: Recipe):
                              lr=recipe.peak_lr, betas=recipe.betas, eps=1e-6)
 
 
-def _fit_budget(recipe: Recipe, step: int, elapsed: float, budget: float) -> Recipe:
-    import dataclasses
-    per_step = elapsed / step
-    long_cost = 2.2           # a 128-token step costs about 2.2 short ones here
-    if step >= int(recipe.steps * (1 - recipe.long_frac)):
-        return recipe
-    total_units = recipe.steps * (1 - recipe.long_frac) + recipe.steps * recipe.long_frac * long_cost
-    if elapsed + (total_units - step) * per_step <= budget:
-        return recipe
-    units_left = max(0.0, budget - elapsed) / per_step
-    # solve step + (N(1-f) - step) + N f c ... = step + units_left for N
-    n = int((step + units_left) / ((1 - recipe.long_frac) + recipe.long_frac * long_cost))
-    return dataclasses.replace(recipe, steps=max(step + 1, min(recipe.steps, n)))
+def lr_at_progress(progress: float, recipe: Recipe) -> float:
+    """The same warm-up and linear decay, on the fraction of the time budget used instead of steps."""
+    if progress < recipe.warmup_frac:
+        return recipe.peak_lr * max(progress, 1e-3) / recipe.warmup_frac
+    return recipe.peak_lr * max(0.0, (1 - progress) / (1 - recipe.warmup_frac))
 
 
-def batch_for(step, recipe, data: dict, rng, tokenizer):
-    long = step >= int(recipe.steps * (1 - recipe.long_frac))
+def batch_for(step, recipe, data: dict, rng, tokenizer, progress: float | None = None):
+    if progress is None:
+        long = step >= int(recipe.steps * (1 - recipe.long_frac))
+    else:   # a 128-token step costs about twice a 64-token one: the last 10 % of steps ~ the last 18 % of time
+        long = recipe.long_frac > 0 and progress >= 1 - 1.8 * recipe.long_frac
     budget = (recipe.long_seq_len if long else recipe.seq_len) - 3
     langs = [l for l in recipe.langs if l in data]
     pairs = [make_pair(data[langs[i % len(langs)]], rng, budget, recipe.short_seq_prob)
@@ -264,8 +259,8 @@ def train(recipe: Recipe, tokenizer, data: dict, on_step: Callable | None = None
           cancel: threading.Event | None = None, model=None, log_every: int = 0, log=print,
           time_budget_s: float | None = None):
     """Train; `on_step(step, mlm_loss, nsp_loss, model)` after every step. Returns (model, history).
-    With `time_budget_s`, the total step count shrinks (never grows) as soon as the measured pace says
-    it would not fit, so the LR decay and the long-sequence phase still end within the budget."""
+    With `time_budget_s`, the schedule runs on the clock (fraction of the budget used) and training stops
+    when the budget is spent, whatever else shares the CPU; `recipe.steps` is then only an upper bound."""
     gen = torch.Generator().manual_seed(recipe.seed)
     rng = np.random.default_rng(recipe.seed)
     if model is None:
@@ -277,17 +272,19 @@ def train(recipe: Recipe, tokenizer, data: dict, on_step: Callable | None = None
     t0 = time.perf_counter()
     step = 0
     while step < recipe.steps:
-        if time_budget_s and step >= 20 and step % 10 == 0:
-            recipe = _fit_budget(recipe, step, time.perf_counter() - t0, time_budget_s)
-        if time_budget_s and time.perf_counter() - t0 > time_budget_s:
-            break
+        progress = None
+        if time_budget_s:   # the schedule follows the clock: warm-up, decay and the 128-token phase by time
+            progress = (time.perf_counter() - t0) / time_budget_s
+            if progress >= 1.0:
+                break
         if cancel is not None and cancel.is_set():
             hist["cancelled"] = True
             break
-        ids, types, att, nsp = batch_for(step, recipe, data, rng, tokenizer)
+        ids, types, att, nsp = batch_for(step, recipe, data, rng, tokenizer, progress)
         masked, labels = masker(ids, gen)
+        lr = lr_at(step, recipe) if progress is None else lr_at_progress(progress, recipe)
         for g in opt.param_groups:
-            g["lr"] = lr_at(step, recipe)
+            g["lr"] = lr
         with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=recipe.bf16):
             mlm, nspl, _, _ = losses(model, masked, types, att, labels, nsp)
         loss = mlm + nspl
@@ -303,7 +300,7 @@ def train(recipe: Recipe, tokenizer, data: dict, on_step: Callable | None = None
         if log_every and (step + 1) % log_every == 0:
             k = log_every
             log(f"step {step + 1}/{recipe.steps} mlm {sum(hist['mlm_loss'][-k:]) / k:.3f} "
-                f"nsp {sum(hist['nsp_loss'][-k:]) / k:.3f} lr {lr_at(step, recipe):.2e} "
+                f"nsp {sum(hist['nsp_loss'][-k:]) / k:.3f} lr {lr:.2e} "
                 f"{(time.perf_counter() - t0) / (step + 1):.3f} s/step", flush=True)
         step += 1
     hist["seconds"] = time.perf_counter() - t0
