@@ -27,6 +27,9 @@ _LAZY = {
     "masking_rates": "pretraining", "task_head_params": "params", "HeadMissing": "pretraining",
     "max_positions": "inputs",
     "load_posts": "sentiment",
+    # pre-training from scratch: the shipped model (full) and lesson 7's "watch BERT learn" (live)
+    "pretrain_live": "live", "CLOZE": "live", "evaluate_pretraining": "evaluate", "Recipe": "pretrain",
+    "FillMask": "pretraining", "NextSentence": "pretraining",
 }
 
 __all__ = ["ACCEPTED_MODEL_TYPES", "EMBEDDED_NAME", "BertBundle", "SourceError", "embedded_model_dir",
