@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from core.lessons import LANGS, LOCALES_DIR, ROOT, Catalog, Problem, load_catalog, rel
+from core.lessons import LANGS, LOCALES_DIR, ROOT, Catalog, NotUtf8, Problem, load_catalog, read_text, rel
 
 GLOSSARY_PATH = ROOT / "lessons" / "glossary.toml"
 GROUPS = ("attention", "models", "training", "parallel", "usage")
@@ -96,7 +96,11 @@ def _matcher(variant: str, lang: str) -> re.Pattern:
 
 def _scan(path: Path, lang: str, rules: list[tuple[re.Pattern, str, Term]]) -> list[Problem]:
     out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = read_text(path)
+    except NotUtf8:  # reported once, by the lesson's own check; nothing to scan here
+        return out
+    for lineno, line in enumerate(text.splitlines(), start=1):
         for pattern, variant, term in rules:
             if pattern.search(line):
                 out.append(Problem(rel(path), lineno,
