@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,200 @@ def test_an_interrupted_live_training_does_not_leave_its_running_flag(monkeypatc
     at.run()   # the next run neither trains again nor shows a stuck Cancel button
     assert at.button(key="t.cancel").proto.disabled and not at.button(key="t.start").proto.disabled
     assert any("interrupted" in i.value for i in at.info)
+
+
+# ---------------------------------------------------------------- the Megatron demo leaves nothing behind
+
+
+def _run_dirs(tmp: Path) -> list[Path]:
+    return sorted(tmp.glob("megatron-demo-*"))
+
+
+@pytest.fixture()
+def own_tmp(tmp_path, monkeypatch):
+    """The demo's temporary folder (and its children's TMPDIR) is a folder of this test's own."""
+    import tempfile
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    return tmp
+
+
+def test_a_demo_leaves_no_folder_and_no_torchelastic_tree(own_tmp):
+    from core.megatron.demo import run_demo
+
+    r = run_demo(2, timeout=120)
+    assert r["ok"], r.get("error")
+    assert list(own_tmp.iterdir()) == []     # no megatron-demo-*, no torchelastic_*
+    assert "--standalone" in r["command"]
+
+
+def test_a_killed_worker_is_named_with_its_signal(own_tmp):
+    import psutil
+
+    from core.megatron.demo import run_demo
+
+    box = {}
+    th = threading.Thread(target=lambda: box.setdefault("r", run_demo(2, timeout=60, fault="hang")))
+    th.start()
+    victim = None
+    for _ in range(600):
+        for p in psutil.process_iter(["cmdline"]):
+            try:
+                if "--as-worker" in (p.info["cmdline"] or []) and p.environ().get("RANK") == "1" \
+                        and str(own_tmp) in " ".join(p.info["cmdline"]):
+                    victim = p
+            except psutil.Error:
+                continue
+        if victim or not th.is_alive():
+            break
+        time.sleep(0.1)
+    assert victim is not None, "rank 1 never started"
+    victim.kill()
+    th.join(90)
+    r = box["r"]
+    assert not r["ok"] and r["code"] == "demo_worker_killed"
+    assert r["params"] == {"rank": "1", "signal": "SIGKILL"}
+    assert "SIGKILL" in r["error"] and "error_file" not in r["error"]
+    assert list(own_tmp.iterdir()) == []
+
+
+PARENT = """
+import sys
+from core.megatron.demo import run_demo
+run_demo(2, timeout=120, fault="hang")
+"""
+
+
+def test_workers_die_with_the_process_that_started_them(own_tmp):
+    """SIGKILL the app mid-run: torchrun and its workers must not live on; the next start reaps
+    the run's folder."""
+    import psutil
+
+    from core.megatron.demo import reap_orphans
+
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], cwd=ROOT)
+    try:
+        for _ in range(600):
+            workers = [p for p in psutil.process_iter(["cmdline"])
+                       if "--as-worker" in (p.info["cmdline"] or []) and "--as-torchrun" not in p.info["cmdline"]
+                       and str(own_tmp) in " ".join(p.info["cmdline"])]
+            if len(workers) == 2:
+                break
+            time.sleep(0.1)
+        assert len(workers) == 2, "the workers never started"
+        run_dir = _run_dirs(own_tmp)[0]
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        left = [p for p in psutil.process_iter(["cmdline"])
+                if str(run_dir) in " ".join(p.info["cmdline"] or []) and p.status() != psutil.STATUS_ZOMBIE]
+        if not left:
+            break
+        time.sleep(0.1)
+    assert left == []
+    assert reap_orphans(own_tmp) == [str(run_dir)] and _run_dirs(own_tmp) == []
+
+
+def test_reaping_kills_the_processes_of_a_run_whose_starter_is_gone(own_tmp):
+    from core.megatron.demo import reap_orphans
+
+    dead = own_tmp / "megatron-demo-999999-1-abc"       # no process 999999 started at t=1
+    dead.mkdir()
+    alive = own_tmp / "megatron-demo-0-0-mine"
+    import psutil
+
+    me = psutil.Process()
+    mine = own_tmp / f"megatron-demo-{me.pid}-{int(me.create_time())}-xyz"
+    mine.mkdir()
+    straggler = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", str(dead)])
+    try:
+        removed = reap_orphans(own_tmp)
+        straggler.wait(10)   # ended long before its 120 s (psutil reaped it, so no exit code)
+    finally:
+        straggler.kill()
+    assert removed == [str(dead)] and not dead.exists() and mine.exists() and not alive.exists()
+
+
+def test_a_full_disk_in_the_workers_is_named(tmp_path):
+    from core.megatron.demo import diagnose
+
+    (tmp_path / "error0.txt").write_text("rank 0: OSError: [Errno 28] No space left on device")
+    code, params, _ = diagnose("", tmp_path, 1)
+    assert code == "demo_disk_full" and params["folder"]
+
+
+DEMO_SCRIPT = """
+import streamlit as st
+from ui.megatron import run_demo
+r = run_demo(2)
+st.write(r)
+"""
+
+
+def test_a_second_session_is_told_it_waits_and_its_time_counts_from_the_click(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    import core.megatron.demo as demo
+    import ui.megatron as um
+
+    monkeypatch.setattr(demo, "run_demo", lambda ranks, **kw: {"ok": True, "wall_s": 0.25})
+    lock = um._demo_lock()
+    assert lock.acquire(timeout=5)
+    threading.Timer(2.0, lock.release).start()       # the first session's demo ends after 2 s
+    at = AppTest.from_string(DEMO_SCRIPT, default_timeout=60)
+    at.query_params["lang"] = "en"
+    at.run()
+    assert not at.exception
+    r = at.session_state[um.DEMO_KEY]
+    assert r["ok"] and r["run_s"] == 0.25
+    assert 1.8 <= r["waited_s"] <= 4 and r["wall_s"] >= r["waited_s"]
+    assert any("waited 2 s" in i.value for i in at.info)
+
+
+# ---------------------------------------------------------------- make run binds where the README says
+
+
+def _make_dry(*args: str) -> str:
+    out = subprocess.run(["make", "-n", "-o", ".venv/.deps-run", "run", *args], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_make_run_listens_on_the_loopback_address_by_default():
+    import os
+    import signal as sig
+
+    import psutil
+
+    from core.megatron.demo import free_port
+
+    assert "--server.address 127.0.0.1" in _make_dry()
+    assert "--server.address 0.0.0.0" in _make_dry("HOST=0.0.0.0")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "http://127.0.0.1:8501" in readme and "make run HOST=0.0.0.0" in readme
+
+    port = free_port()
+    app = subprocess.Popen(["make", "-o", ".venv/.deps-run", "run", f"PORT={port}"], cwd=ROOT,
+                           start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        addresses = set()
+        for _ in range(600):
+            for p in [psutil.Process(app.pid)] + psutil.Process(app.pid).children(recursive=True):
+                try:
+                    addresses |= {c.laddr.ip for c in p.net_connections(kind="inet")
+                                  if c.status == psutil.CONN_LISTEN and c.laddr.port == port}
+                except psutil.Error:
+                    continue
+            if addresses or app.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert addresses == {"127.0.0.1"}
+    finally:
+        os.killpg(app.pid, sig.SIGTERM)
+        app.wait(30)
