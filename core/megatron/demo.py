@@ -170,7 +170,9 @@ def diagnose(stderr: str, run_dir: Path, returncode: int | None) -> tuple[str, d
     # reset by peer": the signalled rank in torchrun's report is the story.
     root = stderr[stderr.rfind("Root Cause"):] if "Root Cause" in stderr else ""
     pattern = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
-    for rank, exitcode in pattern.findall(root) + pattern.findall(stderr):
+    # torchrun SIGTERMs the survivors of a failure itself: only the root cause, or another signal, counts
+    pairs = pattern.findall(root)[:1] or [(r, c) for r, c in pattern.findall(stderr) if int(c) != -signal.SIGTERM]
+    for rank, exitcode in pairs:
         if int(exitcode) < 0:
             sig = _signal_name(int(exitcode))
             return "demo_worker_killed", {"rank": rank, "signal": sig}, f"rank {rank} was killed by {sig}"
