@@ -422,3 +422,30 @@ def test_make_run_listens_on_the_loopback_address_by_default():
     finally:
         os.killpg(app.pid, sig.SIGTERM)
         app.wait(30)
+
+
+def test_a_full_disk_before_the_demo_starts_is_named(monkeypatch):
+    import tempfile
+
+    from core.megatron import demo
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", full)
+    r = demo.run_demo(2)
+    assert not r["ok"] and r["code"] == "demo_disk_full" and r["params"]["folder"]
+
+
+def test_every_error_code_core_can_raise_has_a_message_in_both_languages():
+    import re
+    import tomllib
+
+    codes = set(re.findall(r'"(demo_\w+)"', (ROOT / "core/megatron/demo.py").read_text(encoding="utf-8")))
+    codes |= set(re.findall(r"\b(manifest_\w+|checkpoint_\w+|disk_full)\b",
+                            (ROOT / "core/seq2seq/errors.py").read_text(encoding="utf-8")))
+    codes -= {"demo_busy"}   # ui/megatron's own, not core's
+    assert {"demo_worker_killed", "demo_disk_full", "checkpoint_corrupt", "manifest_empty"} <= codes
+    for lang in ("en", "zh-TW"):
+        words = tomllib.loads((ROOT / "ui" / "locales" / lang / "errors.toml").read_text(encoding="utf-8"))
+        assert codes <= set(words), (lang, codes - set(words))

@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -226,26 +227,31 @@ def run_demo(ranks: int = 2, timeout: float = 60.0, seed: int = 0, fault: str = 
     env[PARENT_ENV] = str(os.getpid())
     base = {"ranks": ranks, "command": "torchrun " + " ".join(cmd[4:])}
     try:
-        with open(run_dir / "stdout.log", "wb") as out, open(run_dir / "stderr.log", "wb") as err:
-            try:
-                proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=out, stderr=err,
-                                        start_new_session=True)
-            except OSError as exc:
-                return _failure(base, started, "demo_start_failed", {"reason": exc.strerror or str(exc)},
-                                f"could not start torchrun ({exc})", timed_out=False)
-            port, deadline = None, time.monotonic() + timeout
-            while proc.poll() is None:
-                if port is None:
-                    port = _listening_port(proc.pid)
-                if time.monotonic() > deadline:
-                    _kill_tree(proc, run_dir)
-                    base.update(port=port or 0, port_free=port is None or port_is_free(port))
-                    return _failure(base, started, "demo_timeout", {"timeout": f"{timeout:g}", "ranks": ranks},
-                                    f"the workers did not finish within {timeout:g} s (a rank hung or is "
-                                    f"waiting for a peer); all {ranks} worker(s) and torchrun were killed",
-                                    timed_out=True)
-                time.sleep(0.02)
-        stderr = (run_dir / "stderr.log").read_text(errors="replace")
+        # stderr through a pipe, not a file: on a full disk it is the only place the reason survives
+        try:
+            proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            return _failure(base, started, "demo_start_failed", {"reason": exc.strerror or str(exc)},
+                            f"could not start torchrun ({exc})", timed_out=False)
+        chunks: list[bytes] = []
+        reader = threading.Thread(target=lambda: chunks.append(proc.stderr.read()), daemon=True)
+        reader.start()
+        port, deadline = None, time.monotonic() + timeout
+        while proc.poll() is None:
+            if port is None:
+                port = _listening_port(proc.pid)
+            if time.monotonic() > deadline:
+                _kill_tree(proc, run_dir)
+                reader.join(5)
+                base.update(port=port or 0, port_free=port is None or port_is_free(port))
+                return _failure(base, started, "demo_timeout", {"timeout": f"{timeout:g}", "ranks": ranks},
+                                f"the workers did not finish within {timeout:g} s (a rank hung or is "
+                                f"waiting for a peer); all {ranks} worker(s) and torchrun were killed",
+                                timed_out=True)
+            time.sleep(0.02)
+        reader.join(5)
+        stderr = b"".join(chunks).decode(errors="replace")
         base.update(port=port or 0)
         files = sorted(run_dir.glob("rank*.json"), key=lambda p: int(p.stem[4:]))
         if proc.returncode != 0 or len(files) != ranks:
