@@ -166,7 +166,7 @@ def model_picker() -> None:
                 st.caption(t("bert.fell_back"))
         else:
             st.caption(t("bert.in_use"))
-            st.text(current_source() or t("bert.default_name"))
+            st.text(choice_label(current_source()))
             st.caption(t("bert.loads_later"))
         # The options are the labels themselves (no format_func): what the browser sends back is
         # then a label of this run's language, mapped back to a source here.
