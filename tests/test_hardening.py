@@ -151,20 +151,30 @@ def test_a_full_disk_is_named_and_leaves_the_old_checkpoint_whole(tmp_path, monk
 # ---------------------------------------------------------------- what users see
 
 
-@pytest.mark.parametrize("lang, says", [("en", "is missing"), ("zh-TW", "不見了")])
-def test_pages_show_an_error_card_for_a_missing_manifest(tmp_path, monkeypatch, lang, says):
+@pytest.mark.parametrize("lesson, manifest, lang, says", [
+    ("bahdanau", None, "en", "is missing"), ("bahdanau", None, "zh-TW", "不見了"),
+    ("seq2seq", '{"checkpoints": []}', "en", "is empty"), ("seq2seq", None, "zh-TW", "不見了"),
+    ("bahdanau", '{"checkpoints": [{"file": "copy-none.safetensors", "task": "copy", "attention": "none"}]}',
+     "en", "is missing"),   # the manifest lists no checkpoint of the lesson's task
+])
+def test_pages_show_an_error_card_for_a_missing_or_empty_manifest(tmp_path, monkeypatch, lesson, manifest, lang,
+                                                                   says):
+    import streamlit as st
+
     from tests.apptest import run_lesson
     from ui import seq2seq as us
 
+    if manifest is not None:
+        (tmp_path / "manifest.json").write_text(manifest)
     monkeypatch.setattr(tr, "MANIFEST", tmp_path / "manifest.json")
-    us._manifest.clear()
+    st.cache_data.clear()
     try:
-        at = run_lesson("bahdanau", lang)
+        at = run_lesson(lesson, lang)
     finally:
         us._manifest.clear()
     assert not at.exception
-    assert any(says in e.value for e in at.error)
-    assert any("core/seq2seq/checkpoints" in c.value for c in at.code)
+    assert any(says in e.value for e in at.error), [e.value for e in at.error]
+    assert at.code and all("Traceback" not in c.value for c in at.code)
 
 
 @pytest.mark.parametrize("lang, says", [("en", "damaged or cut short"), ("zh-TW", "已損壞或不完整")])
