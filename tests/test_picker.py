@@ -277,3 +277,18 @@ def test_picker_lists_the_default_minilm_and_the_models_folder(models, lang, def
     assert at.session_state["bert.source"] == "course-bert"
     at.button(key="bert.reset_button").click().run()
     assert at.session_state["bert.source"] == "" and not at.exception
+
+
+def test_sentiment_fitted_on_a_fallback_is_not_kept_for_a_source_that_loads_later(models, monkeypatch):
+    import ui.bert as ub
+
+    fitted = []
+    monkeypatch.setattr(ub, "_sentiment", lambda path, source: fitted.append((path, source)) or (path, source))
+    ub._default_bundle.clear()
+    ub._bundle_at.clear()
+    first = ub.sentiment("later")              # not there yet: the default's model
+    save_tiny(models / "later")
+    second = ub.sentiment("later")
+    assert first == (str(models.parent / "embedded"), "") and second == (str(models / "later"), "later")
+    ub._default_bundle.clear()
+    ub._bundle_at.clear()

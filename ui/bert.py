@@ -197,12 +197,20 @@ def param_count(vocab: int, hidden: int, layers: int, heads: int, intermediate: 
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def sentiment(source: str):
-    """(scorer, held-out result) for the model of `source`: the head is fitted once per process."""
+def _sentiment(path: str, source: str):
     from core.bert import SentimentScorer, sentiment_factor
 
     scorer = SentimentScorer(get_bundle(source))
     return scorer, sentiment_factor(scorer)
+
+
+def sentiment(source: str):
+    """(scorer, held-out result) for the model of `source`: the head is fitted once per model and
+    process. Keyed by the model actually loaded, so a source that fell back shares the default's
+    scorer, and nothing fitted on the fallback stays attached to a source that loads later."""
+    bundle = get_bundle(source)
+    effective = "" if bundle.notice_code or bundle.is_default else bundle.source
+    return _sentiment(bundle.path, effective)
 
 
 def model_in_use(with_heads: bool = False):
