@@ -34,31 +34,41 @@ def _weights(result) -> dict[str, torch.Tensor]:
 # ---------------------------------------------------------------- seeded training under concurrency
 
 
-def test_concurrent_seeded_training_is_bit_identical_to_a_run_alone():
-    alone = _weights(tr.train("date", "bahdanau", _cfg(), model_overrides=TINY))
-    results, stop = [None, None], threading.Event()
+def test_concurrent_seeded_training_is_bit_identical_to_a_run_alone(monkeypatch):
+    """Two students (seeds 3 and 4) train at once while the rest of the server draws from torch's
+    global generator; each gets, bit for bit, the model a run alone gives. A pause before each
+    model is built (a busy machine switching threads there) makes the old race certain."""
+    alone = {s: _weights(tr.train("date", "bahdanau", _cfg(s), model_overrides=TINY)) for s in (3, 4)}
+    real = tr.make_model
 
-    def student(i):
-        results[i] = _weights(tr.train("date", "bahdanau", _cfg(), model_overrides=TINY))
+    def slow(*a, **k):
+        time.sleep(0.05)
+        return real(*a, **k)
 
-    def other_pages():  # the rest of the server draws from torch's global generator meanwhile
+    monkeypatch.setattr(tr, "make_model", slow)
+    results, stop = {}, threading.Event()
+
+    def student(seed):
+        results[seed] = _weights(tr.train("date", "bahdanau", _cfg(seed), model_overrides=TINY))
+
+    def other_pages():
         while not stop.is_set():
             torch.manual_seed(12345)
             torch.rand(64)
 
     noise = threading.Thread(target=other_pages, daemon=True)
     noise.start()
-    threads = [threading.Thread(target=student, args=(i,)) for i in range(2)]
+    threads = [threading.Thread(target=student, args=(s,)) for s in (3, 4)]
     for th in threads:
         th.start()
     for th in threads:
         th.join(300)
     stop.set()
     noise.join(10)
-    for got in results:
-        assert got is not None and got.keys() == alone.keys()
-        for name, value in alone.items():
-            assert torch.equal(got[name], value), name
+    for seed in (3, 4):
+        assert results[seed].keys() == alone[seed].keys()
+        for name, value in alone[seed].items():
+            assert torch.equal(results[seed][name], value), (seed, name)
 
 
 def test_training_reads_and_sets_no_process_global_torch_state(monkeypatch):
