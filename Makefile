@@ -1,15 +1,17 @@
 # Attention Lab. Two commands do everything on a fresh machine:
-#   make run    install what the app needs (once) and start it on http://localhost:8501
+#   make run    install what the app needs (once) and start it on http://127.0.0.1:8501
+#               (this machine only; `make run HOST=0.0.0.0` opens it to the classroom network)
 #   make test   install what the app and its tests need (once), then run every test
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
+HOST ?= 127.0.0.1
 
 .PHONY: run test lint check browser bench clean
 
 run: $(VENV)/.deps-run
-	$(PY) -m ui.serve --server.port $(PORT)
+	$(PY) -m ui.serve --server.address $(HOST) --server.port $(PORT)
 
 test: $(VENV)/.deps-test lint browser
 	$(PY) -m core.lessons check

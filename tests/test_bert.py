@@ -56,17 +56,23 @@ def tiny(tmp_path_factory):
     return root, made
 
 
+def tiny_load(root: Path, kind: str):
+    """A tiny model straight from its folder (the picker's name rules are tested in test_picker.py)."""
+    return loader.load_folder(root / kind, kind, kind, "cpu")
+
+
 @pytest.fixture()
-def tiny_default(tiny, monkeypatch):
+def tiny_default(tiny, monkeypatch, tmp_path):
     """Make the fallback load the tiny BertModel, so fallback tests do not pay for the real model."""
     root, _ = tiny
     monkeypatch.setattr(loader, "embedded_model_dir", lambda: root / "model")
+    monkeypatch.setattr(loader, "default_model_dir", lambda: tmp_path / "no-lab-bert")
     return root
 
 
 @pytest.fixture(scope="module")
 def embedded():
-    return cb.load(device="cpu")
+    return cb.load(loader.EMBEDDED_SOURCE, device="cpu")
 
 
 # ---------------------------------------------------------------- loader
@@ -76,7 +82,7 @@ def embedded():
                                               ("pre", BertForPreTraining, {"mlm", "nsp"})])
 def test_loader_picks_class_by_heads_and_loads_the_saved_weights(tiny, kind, cls, heads):
     root, made = tiny
-    b = cb.load(str(root / kind), device="cpu")
+    b = tiny_load(root, kind)
     assert b.notice is None and b.notice_code is None
     assert type(b.model) is cls and b.heads == frozenset(heads)
     assert b.model.config._attn_implementation == "eager" and not b.model.training
@@ -89,14 +95,14 @@ def test_loader_picks_class_by_heads_and_loads_the_saved_weights(tiny, kind, cls
 
 def test_loader_leaves_out_a_pooler_the_checkpoint_lacks(tiny):
     root, _ = tiny
-    b = cb.load(str(root / "nopool"), device="cpu")
+    b = tiny_load(root, "nopool")
     assert b.notice is None and not b.has_pooler
-    assert cb.load(str(root / "model"), device="cpu").has_pooler
+    assert tiny_load(root, "model").has_pooler
 
 
 def test_attentions_are_returned_and_are_distributions(tiny):
     root, _ = tiny
-    b = cb.load(str(root / "pre"), device="cpu")
+    b = tiny_load(root, "pre")
     enc = b.tokenizer("the cat sat on the mat", "a dog", return_tensors="pt")
     out = b.encoder(**enc, output_attentions=True)
     assert len(out.attentions) == 2
@@ -107,7 +113,7 @@ def test_attentions_are_returned_and_are_distributions(tiny):
 
 def test_embedded_model_loads_with_attentions(embedded):
     b = embedded
-    assert b.name == cb.EMBEDDED_NAME and b.source == "" and b.notice is None
+    assert b.name == cb.EMBEDDED_NAME and b.source == loader.EMBEDDED_SOURCE and b.notice is None
     assert type(b.model) is BertModel and b.heads == frozenset()
     assert (b.num_layers, b.num_heads, b.hidden_size) == (6, 12, 384)
     enc = b.tokenizer("attention is all you need", return_tensors="pt")
@@ -122,20 +128,31 @@ def _write_roberta(folder: Path):
                                intermediate_size=32, max_position_embeddings=40)).save_pretrained(folder)
 
 
+def _vocab(p: Path):
+    (p / "vocab.txt").write_text("\n".join(SPECIALS + WORDS) + "\n", encoding="utf-8")
+
+
 @pytest.mark.parametrize("make, code", [
-    (lambda p: None, "not_found"),                                                  # no such folder
-    (lambda p: p.mkdir(), "not_a_model"),                                           # empty folder
-    (lambda p: p.write_text("hello"), "not_a_model"),                               # a file
-    (lambda p: (p.mkdir(), (p / "config.json").write_text("{oops")), "not_a_model"),
-    (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert"}')), "no_weights"),
+    (lambda p: None, "offline_uncached"),                    # no such folder: the name is tried as a hub id
+    (lambda p: p.mkdir(), "offline_uncached"),               # a folder without config.json is not listed
+    (lambda p: p.write_text("hello"), "offline_uncached"),   # a file is not listed
+    (lambda p: (p.mkdir(), (p / "config.json").write_text("{oops")), "bad_config"),
+    (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert", "hidden_size": "big"}')),
+     "bad_config"),
+    (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert"}')), "no_tokenizer"),
+    (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert"}'), _vocab(p)), "no_weights"),
     (_write_roberta, "unsupported_family"),
 ])
-def test_bad_folders_fall_back_with_a_notice(tiny_default, tmp_path, make, code):
-    target = tmp_path / "candidate"
-    make(target)
-    b = cb.load(str(target), device="cpu")
+def test_bad_folders_fall_back_with_a_notice(tiny_default, tmp_path, monkeypatch, make, code):
+    models = tmp_path / "models"
+    models.mkdir()
+    monkeypatch.setenv(loader.MODELS_DIR_ENV, str(models))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    make(models / "candidate")
+    b = cb.load("candidate", device="cpu")
     assert b.notice_code == code and b.notice and b.name == cb.EMBEDDED_NAME
-    assert b.source == str(target) and type(b.model) is BertModel
+    assert b.source == "candidate" and type(b.model) is BertModel
+    assert str(tmp_path) not in b.notice   # no server path in what a student sees
     if code == "unsupported_family":
         assert "roberta" in b.notice.lower()
 
@@ -196,7 +213,7 @@ def test_importing_core_bert_does_not_import_torch():
 
 def test_wordpiece_splits_unknown_words_and_cjk_characters(tiny):
     root, _ = tiny
-    b = cb.load(str(root / "model"), device="cpu")
+    b = tiny_load(root, "model")
     v = tokenize(b, "the unbelievable cat 中文字 🙂")
     assert v.tokens == ["the", "un", "##believ", "##able", "cat", "中", "文", "字", "[UNK]"]
     assert v.ids == b.tokenizer.convert_tokens_to_ids(v.tokens)
@@ -365,7 +382,7 @@ def test_simulate_masking_explains_every_token(embedded):
 
 def test_fill_mask_is_the_heads_softmax(tiny):
     root, _ = tiny
-    b = cb.load(str(root / "mlm"), device="cpu")
+    b = tiny_load(root, "mlm")
     res = fill_mask(b, "the cat [MASK] on the mat", top_k=3)
     assert len(res.masks) == 1 and res.masks[0]["position"] == 3
     enc = b.tokenizer("the cat [MASK] on the mat", return_tensors="pt")
@@ -375,7 +392,7 @@ def test_fill_mask_is_the_heads_softmax(tiny):
     assert [t["id"] for t in res.masks[0]["top"]] == ref.indices.tolist()
     np.testing.assert_allclose([t["probability"] for t in res.masks[0]["top"]], ref.values.numpy(), rtol=1e-5)
     with pytest.raises(HeadMissing):
-        fill_mask(cb.load(str(root / "model"), device="cpu"), "the [MASK]")
+        fill_mask(tiny_load(root, "model"), "the [MASK]")
 
 
 # ---------------------------------------------------------------- next sentence prediction
@@ -383,14 +400,14 @@ def test_fill_mask_is_the_heads_softmax(tiny):
 
 def test_next_sentence_probabilities(tiny):
     root, _ = tiny
-    b = cb.load(str(root / "pre"), device="cpu")
+    b = tiny_load(root, "pre")
     r = next_sentence(b, "the cat sat", "on the mat")
     enc = b.tokenizer("the cat sat", "on the mat", return_tensors="pt")
     with torch.no_grad():
         ref = b.model(**enc).seq_relationship_logits[0].double().softmax(-1)
     assert r.is_next == pytest.approx(float(ref[0]), rel=1e-6) and r.is_next + r.not_next == pytest.approx(1)
     with pytest.raises(HeadMissing):
-        next_sentence(cb.load(str(root / "mlm"), device="cpu"), "a", "b")
+        next_sentence(tiny_load(root, "mlm"), "a", "b")
 
 
 def test_nsp_pairs_are_half_true_next():

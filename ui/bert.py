@@ -18,24 +18,38 @@ INPUT_KEY = "bert.source_input"     # the sidebar's text box
 
 @st.cache_resource(show_spinner=False, max_entries=1)
 def _default_bundle():
-    from core.bert import load
+    from core.bert.loader import load_default
 
-    return load("")
+    return load_default()
 
 
 @st.cache_resource(show_spinner=False, max_entries=3)
-def _bundle_for(source: str):
-    from core.bert import load
+def _bundle_at(folder: str, name: str, source: str):
+    """A model from a resolved local folder. load_folder raises on failure, and Streamlit keeps no
+    entry for a call that raised: a folder that appears or is fixed later loads on the next try."""
+    from pathlib import Path
 
-    return load(source, fallback=_default_bundle())
+    from core.bert.loader import load_folder
+
+    return load_folder(Path(folder), name, source)
 
 
 def get_bundle(source: str | None = ""):
-    """The bundle for `source` ("" or None = the embedded default), loaded once per process."""
+    """The bundle for `source` ("" or None = the default), loaded once per process.
+
+    The network step (a Hugging Face id not in the cache) runs here, outside any cache lock and
+    under the loader's deadline: a student choosing a black-holed id waits at most that long, and
+    nobody else choosing it waits at all (they get the fallback at once)."""
+    from core.bert.loader import resolve, with_notice
+
     source = (source or "").strip()
     if not source:
         return _default_bundle()
-    return _bundle_for(source)
+    try:
+        folder, name = resolve(source)
+        return _bundle_at(str(folder), name, source)
+    except Exception as exc:  # noqa: BLE001 - SourceError or a broken file: the lesson gets the default
+        return with_notice(_default_bundle(), source, exc)
 
 
 def current_source() -> str:
@@ -69,11 +83,21 @@ def show_fallback(bundle) -> None:
 
 
 def display_name(bundle_or_name) -> str:
-    """The model's name for the screen: the embedded default's name is translated."""
-    from core.bert.loader import EMBEDDED_NAME
+    """The model's name for the screen (plain text: show it with st.text, or through safe_name in
+    Markdown); the embedded model's and the project's own model's names are translated."""
+    from core.bert.loader import DEFAULT_MODEL_NAME, EMBEDDED_NAME
 
-    name = getattr(bundle_or_name, "name", bundle_or_name)
-    return t("bert.default_name") if name == EMBEDDED_NAME else name
+    name = str(getattr(bundle_or_name, "name", bundle_or_name))
+    return {EMBEDDED_NAME: t("bert.default_name"), DEFAULT_MODEL_NAME: t("bert.lab_name")}.get(name, name)
+
+
+_MARKDOWN_SPECIALS = "\\`*_{}[]<>()#+-.!|~$:"
+
+
+def safe_name(bundle_or_name) -> str:
+    """display_name with every Markdown/HTML special character escaped, for st.caption/st.markdown
+    strings: a folder or hub name like `__x__` or `[a](b)` then shows as the text it is."""
+    return "".join("\\" + c if c in _MARKDOWN_SPECIALS else c for c in display_name(bundle_or_name))
 
 
 def head_text(heads) -> str:
@@ -83,17 +107,51 @@ def head_text(heads) -> str:
     return ", ".join(t(f"bert.head_{h}") for h in ("mlm", "nsp") if h in heads)
 
 
+CHOICE_KEY = "bert.choice"          # the sidebar's list of the models on this machine (labels)
+CHOICE_MAP_KEY = "bert.choice_map"  # label -> source, for the list's callback
+
+
+def choices() -> list[str]:
+    """Sources the picker lists: the default, the embedded MiniLM when it is not the default, and
+    every model folder in the instructor's models directories (names only, never paths)."""
+    from core.bert.loader import DEFAULT_MODEL_NAME, EMBEDDED_SOURCE, default_model_dir, local_models
+
+    listed = [""]
+    if (default_model_dir() / "config.json").is_file():
+        listed.append(EMBEDDED_SOURCE)
+    return listed + [n for n in local_models() if n not in (DEFAULT_MODEL_NAME, EMBEDDED_SOURCE)]
+
+
+def choice_label(source: str) -> str:
+    from core.bert.loader import DEFAULT_MODEL_NAME, EMBEDDED_SOURCE, default_model_dir
+
+    if source == EMBEDDED_SOURCE:
+        return t("bert.choice_embedded")
+    if source == "":
+        lab = (default_model_dir() / "config.json").is_file()
+        return t("bert.choice_default", name=t("bert.lab_name") if lab else t("bert.choice_embedded"))
+    return display_name(source) if source != DEFAULT_MODEL_NAME else t("bert.lab_name")
+
+
+def _choice_changed() -> None:
+    picked = st.session_state.get(CHOICE_KEY)
+    st.session_state[SOURCE_KEY] = st.session_state.get(CHOICE_MAP_KEY, {}).get(picked, "")
+    st.session_state[INPUT_KEY] = ""
+
+
 def _load_clicked() -> None:
     st.session_state[SOURCE_KEY] = st.session_state.get(INPUT_KEY, "").strip()[:300]
+    st.session_state.pop(CHOICE_KEY, None)
 
 
 def _reset_clicked() -> None:
     st.session_state[SOURCE_KEY] = ""
     st.session_state[INPUT_KEY] = ""
+    st.session_state.pop(CHOICE_KEY, None)
 
 
 def model_picker() -> None:
-    """Sidebar block: the BERT model in use and a box to choose another (folder or Hugging Face id).
+    """Sidebar block: the BERT model in use, the models on this machine, and a box for a Hugging Face id.
 
     Call it inside `with st.sidebar:`. It never imports torch: the model loads on a BERT page.
     """
@@ -108,8 +166,18 @@ def model_picker() -> None:
                 st.caption(t("bert.fell_back"))
         else:
             st.caption(t("bert.in_use"))
-            st.text(current_source() or t("bert.default_name"))
+            st.text(choice_label(current_source()))
             st.caption(t("bert.loads_later"))
+        # The options are the labels themselves (no format_func): what the browser sends back is
+        # then a label of this run's language, mapped back to a source here.
+        labels = {choice_label(src): src for src in choices()}
+        st.session_state[CHOICE_MAP_KEY] = labels
+        current = current_source()
+        if st.session_state.get(CHOICE_KEY) not in labels:
+            st.session_state.pop(CHOICE_KEY, None)
+        if CHOICE_KEY not in st.session_state and current in labels.values():
+            st.session_state[CHOICE_KEY] = next(k for k, v in labels.items() if v == current)
+        st.selectbox(t("bert.choice_label"), list(labels), key=CHOICE_KEY, on_change=_choice_changed)
         st.text_input(t("bert.source_label"), key=INPUT_KEY, placeholder=t("bert.source_placeholder"),
                       help=t("bert.source_help"), max_chars=300)
         left, right = st.columns(2)
@@ -129,12 +197,20 @@ def param_count(vocab: int, hidden: int, layers: int, heads: int, intermediate: 
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def sentiment(source: str):
-    """(scorer, held-out result) for the model of `source`: the head is fitted once per process."""
+def _sentiment(path: str, source: str):
     from core.bert import SentimentScorer, sentiment_factor
 
     scorer = SentimentScorer(get_bundle(source))
     return scorer, sentiment_factor(scorer)
+
+
+def sentiment(source: str):
+    """(scorer, held-out result) for the model of `source`: the head is fitted once per model and
+    process. Keyed by the model actually loaded, so a source that fell back shares the default's
+    scorer, and nothing fitted on the fallback stays attached to a source that loads later."""
+    bundle = get_bundle(source)
+    effective = "" if bundle.notice_code or bundle.is_default else bundle.source
+    return _sentiment(bundle.path, effective)
 
 
 def model_in_use(with_heads: bool = False):

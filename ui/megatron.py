@@ -7,6 +7,7 @@ machine has few cores and the ranks of two demos would only slow each other down
 from __future__ import annotations
 
 import threading
+import time
 
 import streamlit as st
 
@@ -24,19 +25,46 @@ def _demo_lock() -> threading.Lock:
 
 
 def run_demo(ranks: int, fault: str = "none", seed: int = 0) -> dict:
-    """Run the demo (or report that another one is running) and keep the result for this session."""
+    """Run the demo and keep the result for this session. While another session's demo runs, say
+    so and wait for it (up to DEMO_TIMEOUT_S). The result's wall_s is the time from the click to
+    the result, the wait included; run_s is the demo alone and waited_s the wait."""
     from core.megatron.demo import run_demo as launch
 
+    from ui.errors import message
+
+    clicked = time.perf_counter()
     lock = _demo_lock()
-    if not lock.acquire(timeout=DEMO_TIMEOUT_S):
-        result = {"ok": False, "busy": True, "error": t("megatron.demo_busy")}
-    else:
-        try:
-            with st.spinner(t("megatron.demo_running", n=ranks)):
-                result = launch(ranks, timeout=HANG_TIMEOUT_S if fault == "hang" else DEMO_TIMEOUT_S,
-                                seed=seed, fault=fault)
-        finally:
-            lock.release()
+    note = None
+    if not lock.acquire(blocking=False):
+        note = st.empty()
+        while True:
+            waited = time.perf_counter() - clicked
+            note.info(t("errors.demo_busy", waited=f"{waited:.0f}"), icon=":material/hourglass_top:")
+            if lock.acquire(timeout=0.5):
+                break
+            if waited >= DEMO_TIMEOUT_S:
+                note.empty()
+                result = {"ok": False, "busy": True, "code": "demo_busy_timeout",
+                          "params": {"waited": f"{waited:.0f}"}, "waited_s": waited,
+                          "wall_s": time.perf_counter() - clicked}
+                result["error"] = message(result["code"], **result["params"])
+                st.session_state[DEMO_KEY] = result
+                return result
+    waited = time.perf_counter() - clicked
+    try:
+        with st.spinner(t("megatron.demo_running", n=ranks)):
+            result = launch(ranks, timeout=HANG_TIMEOUT_S if fault == "hang" else DEMO_TIMEOUT_S,
+                            seed=seed, fault=fault)
+    finally:
+        lock.release()
+    result = dict(result, run_s=result.get("wall_s"), waited_s=waited, wall_s=time.perf_counter() - clicked)
+    if note is not None:
+        note.info(t("errors.demo_waited", waited=f"{waited:.0f}"), icon=":material/hourglass_bottom:")
+    if not result.get("ok"):
+        # the page shows `error`: the translated what-happened-and-what-to-do, not the worker's words
+        # (those stay in `detail`, for ui.errors.show_result's folded technical detail)
+        result["error_en"] = result.get("error", "")
+        result["error"] = message(result.get("code") or "unknown", **(result.get("params") or {}))
     st.session_state[DEMO_KEY] = result
     return result
 

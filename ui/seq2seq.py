@@ -14,11 +14,24 @@ CHECKPOINTS = {"copy-none": "copy-none.safetensors", "copy-bahdanau": "copy-bahd
 
 
 @st.cache_resource(show_spinner=False)
-def get_model(name: str):
-    """A committed checkpoint, loaded once per server process."""
+def _load_model(name: str):
     from core.seq2seq.train import CHECKPOINT_DIR, load_checkpoint
 
     return load_checkpoint(CHECKPOINT_DIR / CHECKPOINTS[name])
+
+
+def get_model(name: str):
+    """A committed checkpoint, loaded once per server process. A missing or damaged one ends the
+    page's run with an error card saying how to retrain it (and is not cached: a repaired file
+    loads on the next run)."""
+    from core.seq2seq.errors import CheckpointError
+
+    try:
+        return _load_model(name)
+    except CheckpointError as exc:
+        from ui.errors import stop_with
+
+        stop_with(exc)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -36,15 +49,42 @@ def get_task(name: str):
 
 
 @st.cache_data(show_spinner=False)
-def manifest() -> dict:
+def _manifest() -> dict:
     from core.seq2seq.train import read_manifest
 
     return read_manifest()
 
 
+def manifest() -> dict:
+    """The checkpoints' manifest; a missing, empty or damaged one ends the page's run with an error
+    card (and is not cached)."""
+    from core.seq2seq.errors import CheckpointError
+
+    try:
+        return _manifest()
+    except CheckpointError as exc:
+        from ui.errors import stop_with
+
+        stop_with(exc)
+
+
+# the tasks whose checkpoints the lessons need (the others are optional extras)
+REQUIRED_TASKS = frozenset(name.split("-")[0] for name in CHECKPOINTS)
+
+
 def manifest_entries(task: str) -> list[dict]:
-    """The task's checkpoints, the model without attention first (it is the lesson's subject)."""
-    return sorted((e for e in manifest()["checkpoints"] if e["task"] == task), key=lambda e: e["attention"] != "none")
+    """The task's checkpoints, the model without attention first (it is the lesson's subject).
+    A lesson's task with no entry ends the page's run with an error card."""
+    entries = sorted((e for e in manifest()["checkpoints"] if e.get("task") == task),
+                     key=lambda e: e.get("attention") != "none")
+    if not entries and task in REQUIRED_TASKS:
+        from core.seq2seq.errors import CheckpointError, retrain_command
+
+        from ui.errors import stop_with
+
+        stop_with(CheckpointError("checkpoint_missing", file=f"{task}-*.safetensors",
+                                  command=retrain_command(task, "bahdanau")))
+    return entries
 
 
 def checked_input(task_name: str, label: str, key: str, default: str, examples: tuple[str, ...] | None = None,
@@ -109,6 +149,8 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
                    icon=":material/stop:", disabled=not ss.get(run_key))
     if ss.get(cancel_key):
         st.info(t("seq2seq.train_cancelled"), icon=":material/info:")
+    elif ss.pop(f"{key}.interrupted", False):
+        st.info(t("errors.train_interrupted"), icon=":material/info:")
 
     if ss.get(run_key):
         bar = st.progress(0.0, text=t("seq2seq.train_starting"))
@@ -124,10 +166,16 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
                     draw_progress(p)
             return None if ss.get(run_key) else False
 
+        finished = False
         try:
             result = train(task_name, attention, config, on_progress=on_progress)
-        finally:  # a stop, a rerun or a crash mid-run must not leave the session "running"
+            finished = True
+        finally:
+            # a run stopped from outside (another widget changed, the session closed, an error)
+            # must not leave the flag set: the next run would restart training on its own
             ss[run_key] = False
+            if not finished and not ss.get(cancel_key):
+                ss[f"{key}.interrupted"] = True
         if not result.cancelled:
             ss[result_key] = result
         st.rerun()  # redraw the buttons (Train enabled again) and the finished run's views

@@ -1,27 +1,43 @@
 """Launch the tensor-parallel demo: N torchrun workers, one transformer layer, checked against the
 unsharded layer. This module imports no torch: the workers do, in their own processes.
 
-Workers are started with `python -m torch.distributed.run` as a subprocess. Starting them with
-multiprocessing from inside Streamlit or pytest fails (spawn re-runs the parent's main module).
-gloo on CPU; nccl with one GPU per rank when CUDA is there (the worker decides from
+Workers are started with `python -m torch.distributed.run --standalone` as a subprocess. Starting
+them with multiprocessing from inside Streamlit or pytest fails (spawn re-runs the parent's main
+module). gloo on CPU; nccl with one GPU per rank when CUDA is there (the worker decides from
 torch.cuda and LOCAL_RANK), so the same command runs unchanged on a GPU machine.
+
+Nothing is left behind:
+  * torchrun and every worker are started through this module (`--as-torchrun`, `--as-worker`),
+    which first asks Linux to SIGKILL the process when its parent dies (PR_SET_PDEATHSIG): if
+    the app dies mid-run, torchrun dies, and with it its workers;
+  * a run's folder is named after the process that started it; at start-up, runs whose starter
+    is gone are reaped (processes killed, folder removed), for systems without PDEATHSIG;
+  * torchrun's logs and its temporary files (TMPDIR, so no /tmp/torchelastic_*) go into the
+    run's folder, which the demo removes.
+Failures come back with a `code` and `params` (no language: ui/errors.py words them), the
+technical `detail`, and an English `error` for the server log and the command line.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ALLOWED_RANKS = (1, 2, 4)
 TOLERANCE = 1e-4   # float32, summed in a different order on each rank
+RUN_PREFIX = "megatron-demo-"
+PARENT_ENV = "MEGATRON_DEMO_PARENT"
 
 
 def free_port() -> int:
@@ -41,135 +57,224 @@ def port_is_free(port: int) -> bool:
         return True
 
 
-def _children(pid: int) -> list[int]:
-    """Direct children of pid, from /proc (Linux); empty elsewhere."""
-    kids = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # the command name may contain spaces: the ppid is the 2nd field after the last ')'
-        fields = stat.rsplit(")", 1)[-1].split()
-        if len(fields) > 1 and fields[1] == str(pid):
-            kids.append(int(entry.name))
-    return kids
+# ---------------------------------------------------------------- processes of one run
 
 
-def _mentioning(text: str) -> list[int]:
-    """Processes whose command line contains text: the run's unique temporary folder."""
+def _owner_tag() -> str:
+    """<pid>-<start time>: a recycled pid never passes for the starter of an old run."""
+    import psutil
+
+    me = psutil.Process()
+    return f"{me.pid}-{int(me.create_time())}"
+
+
+def _owner_alive(tag: str) -> bool:
+    import psutil
+
+    try:
+        pid, started = (int(x) for x in tag.split("-")[:2])
+        return int(psutil.Process(pid).create_time()) == started
+    except (ValueError, psutil.Error):
+        return False
+
+
+def _run_processes(run_dir: str) -> list:
+    """Every live process whose command line names this run's folder (torchrun and its workers)."""
+    import psutil
+
     found = []
-    for entry in Path("/proc").glob("[0-9]*"):
+    for p in psutil.process_iter(["pid", "cmdline"]):
         try:
-            if text.encode() in (entry / "cmdline").read_bytes() and int(entry.name) != os.getpid():
-                found.append(int(entry.name))
-        except (OSError, ValueError):
-            pass
+            if p.pid != os.getpid() and any(run_dir in part for part in (p.info["cmdline"] or [])):
+                found.append(p)
+        except psutil.Error:
+            continue
     return found
 
 
-def _kill_tree(proc: subprocess.Popen, pid_dir: Path) -> None:
-    """Kill torchrun and every worker of this run. Workers run in their own sessions (torchrun
-    starts them with start_new_session), so killing torchrun's process group alone would leave
-    them behind. Only processes whose command line names this run's unique folder are touched,
-    so a recycled pid can never be hit."""
-    alive = proc.poll() is None
-    if alive:
+def _kill_all(procs: list) -> None:
+    import psutil
+
+    for p in procs:
         try:
-            os.kill(proc.pid, signal.SIGSTOP)   # freeze torchrun so it cannot start another worker
-        except (ProcessLookupError, PermissionError):
-            alive = False
-    candidates = set(_children(proc.pid)) if alive else set()
-    for f in pid_dir.glob("pid*"):
-        try:
-            candidates.add(int(f.read_text()))
-        except (OSError, ValueError):
+            p.kill()
+        except psutil.Error:
             pass
-    mine = set(_mentioning(str(pid_dir)))
-    pids = (candidates | mine) & mine - {proc.pid}
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    if alive:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    proc.wait()
-    for pid in pids:   # not our children to reap; wait until they are gone (or zombies)
-        for _ in range(100):
-            if not Path(f"/proc/{pid}").exists() or _is_zombie(pid):
-                break
-            time.sleep(0.02)
+    psutil.wait_procs(procs, timeout=5)
 
 
-def _is_zombie(pid: int) -> bool:
+def _kill_tree(proc: subprocess.Popen, run_dir: Path) -> None:
+    """Kill torchrun and every worker of this run: torchrun's descendants (the workers run in
+    their own sessions, so a process group kill would miss them) and anything else naming the
+    run's folder. Freeze torchrun first so it cannot start another worker meanwhile."""
+    import psutil
+
+    procs = []
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z"
-    except OSError:
-        return True
+        root = psutil.Process(proc.pid)
+        root.suspend()
+        procs = [root] + root.children(recursive=True)
+    except psutil.Error:
+        pass
+    known = {p.pid for p in procs}
+    procs += [p for p in _run_processes(str(run_dir)) if p.pid not in known]
+    _kill_all(procs)
+    proc.wait()
 
 
-def _failure_reason(stderr: str, out_dir: Path) -> str:
-    errors = [f.read_text(errors="replace") for f in sorted(out_dir.glob("error*.txt"))]
+def reap_orphans(tmp: Path | None = None) -> list[str]:
+    """Kill the processes and remove the folders of runs whose starter is gone. Returns the
+    folders removed."""
+    tmp = Path(tmp or tempfile.gettempdir())
+    removed = []
+    for run_dir in tmp.glob(f"{RUN_PREFIX}*"):
+        tag = run_dir.name[len(RUN_PREFIX):]
+        if _owner_alive(tag):
+            continue
+        _kill_all(_run_processes(str(run_dir)))
+        shutil.rmtree(run_dir, ignore_errors=True)
+        removed.append(str(run_dir))
+    return removed
+
+
+def _listening_port(pid: int) -> int | None:
+    """The rendezvous port torchrun --standalone picked (its TCP store listens on it)."""
+    import psutil
+
+    try:
+        for c in psutil.Process(pid).net_connections(kind="tcp"):
+            if c.status == psutil.CONN_LISTEN and c.laddr:
+                return int(c.laddr.port)
+    except psutil.Error:
+        pass
+    return None
+
+
+# ---------------------------------------------------------------- why a run failed
+
+
+def _signal_name(exitcode: int) -> str:
+    try:
+        return signal.Signals(-exitcode).name
+    except ValueError:
+        return f"signal {-exitcode}"
+
+
+def diagnose(stderr: str, run_dir: Path, returncode: int | None) -> tuple[str, dict, str]:
+    """(code, params, English reason) for a failed run, from the ranks' own error files and
+    torchrun's report ("rank : 1", "exitcode : -9 (pid: N)"), which torchrun writes to stderr."""
+    errors = [f.read_text(errors="replace").strip() for f in sorted(run_dir.glob("error*.txt"))]
+    text = "\n".join(errors) + "\n" + stderr
+    if re.search(r"No space left on device|\[Errno 28\]|ENOSPC", text):
+        return "demo_disk_full", {"folder": tempfile.gettempdir()}, "the disk is full"
+    # A rank killed by a signal writes no error file, and its peers then fail with "connection
+    # reset by peer": the signalled rank in torchrun's report is the story.
+    root = stderr[stderr.rfind("Root Cause"):] if "Root Cause" in stderr else ""
+    pattern = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
+    # torchrun SIGTERMs the survivors of a failure itself: only the root cause, or another signal, counts
+    pairs = pattern.findall(root)[:1] or [(r, c) for r, c in pattern.findall(stderr) if int(c) != -signal.SIGTERM]
+    for rank, exitcode in pairs:
+        if int(exitcode) < 0:
+            sig = _signal_name(int(exitcode))
+            return "demo_worker_killed", {"rank": rank, "signal": sig}, f"rank {rank} was killed by {sig}"
     if errors:
-        # a rank that lost its peer says so; the rank that failed first is the story
-        errors.sort(key=lambda e: "peer" in e)
-        return "; ".join(e.strip()[:300] for e in errors)
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    for ln in reversed(lines):
-        if "Error" in ln or "error" in ln:
-            return ln.strip()[:400]
-    return lines[-1].strip()[:400] if lines else "no output"
+        errors.sort(key=lambda e: "peer" in e)   # a rank that lost its peer is not the story
+        first = errors[0]
+        m = re.match(r"rank (\d+): (.*)", first, re.S)
+        rank, reason = (m.group(1), m.group(2)) if m else ("?", first)
+        return "demo_worker_failed", {"rank": rank, "reason": reason[:200]}, "; ".join(e[:300] for e in errors)
+    rank = re.search(r"rank\s*:\s*(\d+)", stderr[stderr.rfind("Root Cause"):] if "Root Cause" in stderr else stderr)
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    reason = next((ln for ln in reversed(lines) if "Error" in ln or "error" in ln), lines[-1] if lines else "")
+    r = rank.group(1) if rank else "?"
+    return "demo_worker_failed", {"rank": r, "reason": (reason or f"exit code {returncode}")[:200]}, \
+        (reason or f"exit code {returncode}")[:400]
+
+
+def _failure(base: dict, started: float, code: str, params: dict, error: str, detail: str = "", **extra) -> dict:
+    return {**base, "ok": False, "code": code, "params": params, "error": error, "detail": detail,
+            "wall_s": time.perf_counter() - started, **extra}
+
+
+# ---------------------------------------------------------------- the demo
 
 
 def run_demo(ranks: int = 2, timeout: float = 60.0, seed: int = 0, fault: str = "none",
              fault_rank: int = 1, python: str | None = None) -> dict:
     """Run the demo and return the merged result (never raises for worker failures)."""
-    if ranks not in ALLOWED_RANKS:
-        return {"ok": False, "error": f"ranks must be one of {ALLOWED_RANKS}, got {ranks}",
-                "ranks": ranks}
     started = time.perf_counter()
-    port = free_port()
-    out_dir = Path(tempfile.mkdtemp(prefix="megatron-demo-"))
-    cmd = [python or sys.executable, "-m", "torch.distributed.run",
-           "--nnodes=1", f"--nproc-per-node={ranks}", "--max-restarts=0",
-           "--master-addr=127.0.0.1", f"--master-port={port}", "--monitor-interval=0.05",
-           "-m", "core.megatron.worker", "--out", str(out_dir), "--seed", str(seed),
-           "--fault", fault, "--fault-rank", str(fault_rank)]
+    if ranks not in ALLOWED_RANKS:
+        return _failure({"ranks": ranks}, started, "demo_bad_ranks", {"ranks": ranks},
+                        f"ranks must be one of {ALLOWED_RANKS}, got {ranks}", timed_out=False)
+    reap_orphans()
+    try:
+        run_dir = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{_owner_tag()}-"))
+        (run_dir / "tmp").mkdir()
+    except OSError as exc:
+        code = "demo_disk_full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "demo_start_failed"
+        return _failure({"ranks": ranks}, started, code, {"folder": tempfile.gettempdir(), "reason": exc.strerror},
+                        f"could not create the demo's folder ({exc})", timed_out=False)
+    me = [python or sys.executable, "-m", "core.megatron.demo"]
+    cmd = me + ["--as-torchrun", "--standalone", "--nnodes=1", f"--nproc-per-node={ranks}", "--max-restarts=0",
+                "--monitor-interval=0.05", f"--log-dir={run_dir / 'logs'}",
+                "-m", "core.megatron.demo", "--as-worker",
+                "--out", str(run_dir), "--seed", str(seed), "--fault", fault, "--fault-rank", str(fault_rank)]
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("OMP_NUM_THREADS", "1")
     env["PYTHONUNBUFFERED"] = "1"
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    base = {"ranks": ranks, "port": port, "command": " ".join(cmd[1:3] + cmd[3:])}
+    env["TMPDIR"] = str(run_dir / "tmp")      # torchelastic_* and any other temporary file
+    env[PARENT_ENV] = str(os.getpid())
+    base = {"ranks": ranks, "command": "torchrun " + " ".join(cmd[4:])}
     try:
+        # stderr through a pipe, not a file: on a full disk it is the only place the reason survives
         try:
-            _, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_tree(proc, out_dir)
-            return {**base, "ok": False, "timed_out": True,
-                    "wall_s": time.perf_counter() - started,
-                    "port_free": port_is_free(port),
-                    "error": (f"the workers did not finish within {timeout:g} s (a rank hung or "
-                              f"is waiting for a peer); all {ranks} worker(s) and torchrun were "
-                              "killed")}
-        files = sorted(out_dir.glob("rank*.json"), key=lambda p: int(p.stem[4:]))
+            proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            return _failure(base, started, "demo_start_failed", {"reason": exc.strerror or str(exc)},
+                            f"could not start torchrun ({exc})", timed_out=False)
+        chunks: list[bytes] = []
+        reader = threading.Thread(target=lambda: chunks.append(proc.stderr.read()), daemon=True)
+        reader.start()
+        port, deadline = None, time.monotonic() + timeout
+        while proc.poll() is None:
+            if port is None:
+                port = _listening_port(proc.pid)
+            if time.monotonic() > deadline:
+                _kill_tree(proc, run_dir)
+                reader.join(5)
+                base.update(port=port or 0, port_free=port is None or port_is_free(port))
+                return _failure(base, started, "demo_timeout", {"timeout": f"{timeout:g}", "ranks": ranks},
+                                f"the workers did not finish within {timeout:g} s (a rank hung or is "
+                                f"waiting for a peer); all {ranks} worker(s) and torchrun were killed",
+                                timed_out=True)
+            time.sleep(0.02)
+        reader.join(5)
+        stderr = b"".join(chunks).decode(errors="replace")
+        base.update(port=port or 0)
+        files = sorted(run_dir.glob("rank*.json"), key=lambda p: int(p.stem[4:]))
         if proc.returncode != 0 or len(files) != ranks:
-            _kill_tree(proc, out_dir)
-            return {**base, "ok": False, "timed_out": False, "returncode": proc.returncode,
-                    "wall_s": time.perf_counter() - started, "port_free": port_is_free(port),
-                    "error": f"a worker failed (torchrun exit code {proc.returncode}): "
-                             f"{_failure_reason(stderr, out_dir)}",
-                    "stderr_tail": stderr[-2000:]}
-        per_rank = [json.loads(f.read_text()) for f in files]
+            _kill_tree(proc, run_dir)
+            code, params, reason = diagnose(stderr, run_dir, proc.returncode)
+            base.update(port_free=port is None or port_is_free(port))
+            return _failure(base, started, code, params,
+                            f"a worker failed (torchrun exit code {proc.returncode}): {reason}",
+                            detail=stderr[-2000:], timed_out=False, returncode=proc.returncode,
+                            stderr_tail=stderr[-2000:])
+        try:
+            per_rank = [json.loads(f.read_text()) for f in files]
+        except (OSError, ValueError) as exc:
+            return _failure(base, started, "demo_worker_failed", {"rank": "?", "reason": type(exc).__name__},
+                            f"a worker's result could not be read ({exc})", timed_out=False)
     finally:
-        shutil.rmtree(out_dir, ignore_errors=True)
+        shutil.rmtree(run_dir, ignore_errors=True)
     result = merge(per_rank)
-    result.update(base, wall_s=time.perf_counter() - started, port_free=port_is_free(port))
+    if not result["ok"]:
+        worst = max(list(result["max_abs_diff"].values()) + list(result["embedding"]["max_abs_diff"].values()))
+        result.update(code="demo_mismatch", params={"diff": f"{worst:.2e}"})
+    result.update(base, wall_s=time.perf_counter() - started,
+                  port_free=port is None or port_is_free(port))
     return result
 
 
@@ -210,3 +315,40 @@ def merge(per_rank: list[dict]) -> dict:
         "output": r0["output"],
         **({} if ok else {"error": "the sharded layer does not match the unsharded one"}),
     }
+
+
+# ---------------------------------------------------------------- the two roles of this module
+
+
+def _die_with_parent() -> None:
+    """SIGKILL this process when its parent dies (Linux), and exit now if it already has."""
+    expected = int(os.environ.get(PARENT_ENV, "0") or 0)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if expected and os.getppid() != expected:
+        os._exit(1)   # the parent died before prctl took effect
+
+
+def _main(argv: list[str]) -> None:
+    role, rest = argv[0], argv[1:]
+    _die_with_parent()
+    os.environ[PARENT_ENV] = str(os.getpid())   # this process is its children's parent
+    if role == "--as-torchrun":
+        from torch.distributed.run import main as torchrun
+
+        sys.argv = ["torchrun"] + rest
+        torchrun()
+    elif role == "--as-worker":
+        import runpy
+
+        sys.argv = ["core.megatron.worker"] + rest
+        runpy.run_module("core.megatron.worker", run_name="__main__", alter_sys=True)
+    else:
+        raise SystemExit(f"usage: python -m core.megatron.demo --as-torchrun|--as-worker ... (got {role!r})")
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .tasks import TASKS
-from .train import CHECKPOINT_DIR, TrainConfig, train_and_save
+from .train import CHECKPOINT_DIR, TrainConfig, set_threads, train_and_save
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"step {p.step:5d}/{p.total_steps}  loss {p.loss:.4f}{acc}  {p.seconds:6.1f} s",
                       flush=True)
 
+        set_threads(args.threads)
         entry = train_and_save(args.task, args.attention, cfg, args.out, on_progress=show)
         keep = ("file", "heldout_exact_match", "heldout_n", "train_seconds", "steps", "device", "bytes")
         print(json.dumps({k: entry[k] for k in keep}, indent=2))
@@ -53,10 +54,22 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from .errors import CheckpointError
     from .evaluate import evaluate_committed
 
     torch.set_num_threads(args.threads)
-    reports = evaluate_committed(args.dir)
+    try:
+        reports = evaluate_committed(args.dir)
+    except CheckpointError as exc:
+        # nothing to evaluate is a failure, not an empty success: exit 2 and say how to fix it
+        what = {"manifest_missing": f"{args.dir / 'manifest.json'} is missing",
+                "manifest_empty": f"{args.dir / 'manifest.json'} lists no checkpoints",
+                "manifest_invalid": f"{args.dir / 'manifest.json'} is not a valid manifest",
+                "checkpoint_missing": f"checkpoint {exc.params.get('file')} is missing",
+                "checkpoint_corrupt": f"checkpoint {exc.params.get('file')} is damaged or truncated"}
+        print(f"error: {what.get(exc.code, exc.code)}. To make it again: {exc.params.get('command')}",
+              file=sys.stderr)
+        return 2
     if args.update_manifest:
         from .evaluate import manifest_fields
         from .train import read_manifest

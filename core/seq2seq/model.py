@@ -247,6 +247,33 @@ class Seq2Seq(nn.Module):
         return out
 
 
+def init_parameters(model: nn.Module, generator: torch.Generator) -> nn.Module:
+    """Draw every parameter again from `generator`, with PyTorch's own default initialisations, in
+    the order the modules were built. Seeded this way a run never reads torch's global generator,
+    which other sessions' training in the same server process also draws from; and a generator
+    seeded with s gives the same numbers as torch.manual_seed(s) before building the model."""
+    import math
+
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.kaiming_uniform_(module.weight, a=math.sqrt(5), generator=generator)
+                if module.bias is not None:
+                    bound = 1 / math.sqrt(module.in_features) if module.in_features > 0 else 0
+                    nn.init.uniform_(module.bias, -bound, bound, generator=generator)
+            elif isinstance(module, nn.Embedding):
+                nn.init.normal_(module.weight, generator=generator)
+                if module.padding_idx is not None:
+                    module.weight[module.padding_idx].fill_(0)
+            elif isinstance(module, (nn.GRU, nn.GRUCell)):
+                stdv = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+                for weight in module.parameters():
+                    nn.init.uniform_(weight, -stdv, stdv, generator=generator)
+            elif any(True for _ in module.parameters(recurse=False)):
+                raise TypeError(f"init_parameters does not know {type(module).__name__}")
+    return model
+
+
 def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 

@@ -16,6 +16,7 @@ from typing import Callable
 
 import torch
 
+from .errors import CheckpointError, retrain_command
 from .model import Seq2Seq, Seq2SeqConfig, count_parameters, masked_cross_entropy
 from .tasks import BOS_ID, EOS_ID, PAD_ID, Example, Task, get_task
 
@@ -35,7 +36,8 @@ class TrainConfig:
     target_acc: float = 1.0      # stop as soon as validation exact match reaches this
     max_seconds: float | None = None
     seed: int = 0
-    threads: int | None = 2      # None: leave torch's thread count alone
+    threads: int | None = 2      # the command line sets torch's thread count from this; train() never
+                                 # touches it (a process-wide setting, shared with other sessions)
     snapshot_every: int = 0      # >0: also report the probe's alignment every so many steps
     probe: str | None = None     # an input whose alignment is reported while training
 
@@ -82,11 +84,18 @@ class TrainResult:
     cancelled: bool = False
 
 
-def make_model(task: Task, attention: str, **overrides) -> Seq2Seq:
+def make_model(task: Task, attention: str, generator: torch.Generator | None = None, **overrides) -> Seq2Seq:
+    """A fresh model; with `generator`, its weights come from that generator alone."""
+    from .model import init_parameters
+
     cfg = Seq2SeqConfig(task=task.name, attention=attention, src_vocab=len(task.src_vocab),
                         tgt_vocab=len(task.tgt_vocab), max_src_len=task.max_src_len,
                         max_tgt_len=task.max_tgt_len, **overrides)
-    return Seq2Seq(cfg)
+    if generator is None:
+        return Seq2Seq(cfg)
+    with torch.device("meta"):   # built without drawing from torch's global generator (meta: no data)
+        model = Seq2Seq(cfg)
+    return init_parameters(model.to_empty(device="cpu"), generator)
 
 
 def encode_batch(task: Task, examples: list[Example], device=None):
@@ -111,25 +120,30 @@ def train(task_name: str, attention: str, config: TrainConfig | None = None,
           on_progress: Callable[[Progress], bool | None] | None = None,
           model_overrides: dict | None = None, device=None) -> TrainResult:
     """Train one model. ``on_progress`` is called every ``eval_every`` (and ``snapshot_every``)
-    steps; returning False stops training (the app's cancel button)."""
+    steps; returning False stops training (the app's cancel button).
+
+    Reproducible under concurrency: the weights come from a torch.Generator of this run and the
+    batches from a random.Random of this run; nothing process-global (torch's global generator,
+    its thread count) is read or set, so two students training at once each get the model a run
+    alone would give."""
     cfg = config or TrainConfig()
-    before = torch.get_num_threads()
-    if cfg.threads is not None:
-        torch.set_num_threads(max(1, min(cfg.threads, os.cpu_count() or 1)))
-    try:
-        return _train(task_name, attention, cfg, on_progress, model_overrides, device)
-    finally:
-        torch.set_num_threads(before)  # the app's other pages share this process
+    return _train(task_name, attention, cfg, on_progress, model_overrides, device)
+
+
+def set_threads(threads: int | None) -> None:
+    """The command line's thread count (process-wide: never called from the app)."""
+    if threads is not None:
+        torch.set_num_threads(max(1, min(threads, os.cpu_count() or 1)))
 
 
 def _train(task_name, attention, cfg, on_progress, model_overrides, device) -> TrainResult:
     from .evaluate import exact_match, predict  # evaluate imports train's helpers
 
     task = get_task(task_name)
-    torch.manual_seed(cfg.seed)
+    generator = torch.Generator().manual_seed(cfg.seed)   # this run's own: see train()
     rng = random.Random(cfg.seed)
     device = torch.device(device or "cpu")
-    model = make_model(task, attention, **(model_overrides or {})).to(device)
+    model = make_model(task, attention, generator, **(model_overrides or {})).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     valid = task.batch(random.Random(cfg.seed + 7919), cfg.valid_size, "valid")
 
@@ -191,30 +205,79 @@ def checkpoint_name(task: str, attention: str) -> str:
     return f"{task}-{attention}.safetensors"
 
 
+def _task_of(name: str) -> tuple[str | None, str | None]:
+    """("date", "bahdanau") from "date-bahdanau.safetensors"."""
+    stem = Path(name).name.removesuffix(".safetensors")
+    task, _, attention = stem.partition("-")
+    return (task, attention) if task and attention in ("none", "bahdanau") else (None, None)
+
+
+def _write(path: Path, write) -> None:
+    """Write through a temporary file, so a full disk leaves the old file whole, and say so."""
+    import errno
+
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise CheckpointError("disk_full", file=path.name, folder=str(path.parent)) from None
+        raise
+
+
 def save_checkpoint(model: Seq2Seq, path: Path) -> None:
     from safetensors.torch import save_file
 
     state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
-    save_file(state, str(path), metadata={"config": json.dumps(model.cfg.to_dict())})
+    _write(Path(path), lambda p: save_file(state, str(p), metadata={"config": json.dumps(model.cfg.to_dict())}))
 
 
 def load_checkpoint(path: Path | str, device=None) -> Seq2Seq:
-    """A model from a safetensors file (no pickle: nothing in the file can run code)."""
+    """A model from a safetensors file (no pickle: nothing in the file can run code).
+
+    Raises CheckpointError("checkpoint_missing" / "checkpoint_corrupt", file=, command=) for a
+    file that is gone, truncated or not a checkpoint of this model."""
     from safetensors import safe_open
     from safetensors.torch import load_file
 
-    with safe_open(str(path), framework="pt") as f:
-        cfg = Seq2SeqConfig(**json.loads(f.metadata()["config"]))
-    model = Seq2Seq(cfg)
-    model.load_state_dict(load_file(str(path)))
+    path = Path(path)
+    command = retrain_command(*_task_of(path.name))
+    if not path.is_file():
+        raise CheckpointError("checkpoint_missing", file=path.name, command=command)
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            cfg = Seq2SeqConfig(**json.loads((f.metadata() or {})["config"]))
+        model = Seq2Seq(cfg)
+        model.load_state_dict(load_file(str(path)))
+    except Exception as exc:  # noqa: BLE001 - SafetensorError, KeyError, bad JSON, wrong shapes
+        raise CheckpointError("checkpoint_corrupt", file=path.name, command=command,
+                              reason=type(exc).__name__) from None
     model.eval()
     return model.to(device or "cpu")
 
 
-def read_manifest(path: Path = MANIFEST) -> dict:
+def read_manifest(path: Path | None = None, required: bool = True) -> dict:
+    """The manifest. `required`: a missing, unreadable or empty one raises CheckpointError
+    (the lessons cannot run without it); otherwise a missing one is an empty manifest (training
+    writes the first entry)."""
+    path = Path(path) if path is not None else MANIFEST
+    command = retrain_command()
     if not path.exists():
+        if required:
+            raise CheckpointError("manifest_missing", file=path.name, command=command)
         return {"checkpoints": []}
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = data["checkpoints"]
+        if not isinstance(entries, list) or not all(isinstance(e, dict) and "file" in e for e in entries):
+            raise ValueError("entries")
+    except (OSError, ValueError, KeyError, TypeError):
+        raise CheckpointError("manifest_invalid", file=path.name, command=command) from None
+    if required and not entries:
+        raise CheckpointError("manifest_empty", file=path.name, command=command)
+    return data
 
 
 def train_and_save(task_name: str, attention: str, config: TrainConfig | None = None,
@@ -245,8 +308,9 @@ def train_and_save(task_name: str, attention: str, config: TrainConfig | None = 
         "train_config": asdict(cfg), "model_config": res.model.cfg.to_dict(),
     }
     manifest_path = out_dir / "manifest.json"
-    manifest = read_manifest(manifest_path)
+    manifest = read_manifest(manifest_path, required=False)
     manifest["checkpoints"] = [e for e in manifest["checkpoints"] if e["file"] != name] + [entry]
     manifest["checkpoints"].sort(key=lambda e: e["file"])
-    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    _write(manifest_path, lambda p: p.write_text(text, encoding="utf-8"))
     return entry
