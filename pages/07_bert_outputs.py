@@ -4,7 +4,7 @@ import streamlit as st
 from core.text import clean
 from core.widgets import MAX_CHARS, SHOW_TOKENS
 from ui import figures, lesson, widgets
-from ui.bert import current_bundle, model_in_use, display_name, current_source, sentiment
+from ui.bert import current_bundle, current_source, model_in_use, safe_name, sentiment
 from ui.i18n import t
 
 page = lesson.LessonPage("bert-outputs")
@@ -226,7 +226,7 @@ def sentiment_widget():
                    help=t("bert_outputs.sent_accuracy_help", n=len(result.posts)))
     cols[1].metric(t("bert_outputs.sent_train"), result.n_train)
     cols[2].metric(t("bert_outputs.sent_corr"), f"{result.correlation:.2f}")
-    st.caption(t("bert_outputs.sent_model", name=lesson.plain(display_name(bundle))))
+    st.caption(t("bert_outputs.sent_model", name=safe_name(bundle)))
     day = {d["date"]: t("bert_outputs.day_label", n=i + 1) for i, d in enumerate(result.days)}
     names = dict(labels, factor_model=t("bert_outputs.sent_factor_model"), factor_human=t("bert_outputs.sent_factor_human"),
                  posts=t("bert_outputs.sent_posts"), factor=t("bert_outputs.sent_factor"))

@@ -32,8 +32,9 @@ def demo():
         st.info(t("megatron.demo_hint"))
         return
     if not r.get("ok"):
-        st.error(t("megatron.demo_failed"), icon=":material/error:")
-        st.code(r.get("error", ""), language=None)
+        from ui.errors import show_result
+
+        show_result(r)
         if "port" in r:
             st.caption(t("megatron.demo_cleanup", port=r["port"],
                          free=t("megatron.yes") if r.get("port_free") else t("megatron.no")))

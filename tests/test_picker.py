@@ -117,6 +117,22 @@ def test_max_tokens_follows_the_models_position_table(models):
     assert cb.load("long", device="cpu").max_tokens == loader.APP_MAX_TOKENS == 128
 
 
+def test_a_short_position_table_caps_what_the_views_read(models):
+    """A BERT with 40 positions reads 40 tokens in every view (a forward past its table crashes)."""
+    from core.attention import encode, explain_head
+    from core.bert.outputs import similarity
+
+    save_tiny(models / "short", max_position_embeddings=40)
+    b = cb.load("short", device="cpu")
+    long_text = " ".join(WORDS * 30)
+    enc = encode(b, long_text)
+    assert enc.n_tokens == 40 and enc.n_tokens_full > 40
+    assert len(enc.tokens) == 40 and enc.attentions[0].shape[-1] == 40
+    assert explain_head(b, long_text, 0, 1).n_tokens == 40
+    sims = similarity(b, [long_text, "a"])
+    assert sims.shape == (2, 2)
+
+
 # ---------------------------------------------------------------- the default model
 
 

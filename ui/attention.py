@@ -9,6 +9,7 @@ from core.widgets import MAX_CHARS
 from ui import lesson
 from ui import figures
 from ui.i18n import t
+from ui.bert import safe_name
 
 PRESETS = ("p1", "p2", "p3", "p4", "p5")
 CUSTOM = "custom"
@@ -102,7 +103,7 @@ def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, ma
 
 
 def model_caption(bundle) -> None:
-    st.caption(t("self_attention.model_caption", name=lesson.plain(bundle.name), layers=bundle.num_layers,
+    st.caption(t("self_attention.model_caption", name=safe_name(bundle), layers=bundle.num_layers,
                  heads=bundle.num_heads, hidden=bundle.hidden_size,
                  d_k=bundle.hidden_size // bundle.num_heads))
 

@@ -91,13 +91,12 @@ def display_name(bundle_or_name) -> str:
     return {EMBEDDED_NAME: t("bert.default_name"), DEFAULT_MODEL_NAME: t("bert.lab_name")}.get(name, name)
 
 
-_MARKDOWN_SPECIALS = "\\`*_{}[]<>()#+-.!|~$:"
-
-
 def safe_name(bundle_or_name) -> str:
-    """display_name with every Markdown/HTML special character escaped, for st.caption/st.markdown
-    strings: a folder or hub name like `__x__` or `[a](b)` then shows as the text it is."""
-    return "".join("\\" + c if c in _MARKDOWN_SPECIALS else c for c in display_name(bundle_or_name))
+    """display_name escaped for Markdown strings (st.caption, st.markdown): a folder or hub name like
+    `__x__` or `[a](b)` then shows as the text it is."""
+    from ui.lesson import plain
+
+    return plain(display_name(bundle_or_name))
 
 
 def head_text(heads) -> str:

@@ -80,7 +80,9 @@ def encode(
         notices += [n for n in notices_b if n not in notices and n != "empty"]
         b = b or None
     model = bundle.encoder
-    key = (model, a, b, int(max_tokens), int(max_chars))
+    # a model with a shorter position table than the app's cap reads fewer tokens (BertBundle.max_tokens)
+    max_tokens = min(int(max_tokens), int(getattr(bundle, "max_tokens", max_tokens)))
+    key = (model, a, b, max_tokens, int(max_chars))
     with _LOCK:
         hit = _CACHE.get(key)
         if hit is None:

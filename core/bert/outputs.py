@@ -84,6 +84,7 @@ def sentence_embeddings(bundle: BertBundle, texts: list[str], max_length: int = 
                         batch_size: int = 32) -> np.ndarray:
     """(N, H) unit vectors: mean of the last hidden states over real tokens (mask = 1), then L2-normalised."""
     tok = bundle.tokenizer
+    max_length = min(max_length, int(getattr(bundle, "max_tokens", max_length)))  # the model's position table
     chunks = []
     for start in range(0, len(texts), batch_size):
         enc = tok(list(texts[start:start + batch_size]), padding=True, truncation=True, max_length=max_length,
