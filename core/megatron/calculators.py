@@ -22,6 +22,11 @@ from core.megatron import formulas as fm
 SECONDS_PER_DAY = 86400.0
 
 
+
+def _shown(f, equation: str | None = None) -> dict:
+    """How a result names its formula: where it comes from, as text, and as the LaTeX the page prints."""
+    return {"equation": equation or f.source, "formula": fm.text(f), "latex": fm.latex(f)}
+
 def parse_count(text: str | float | int) -> float:
     """'7.5B', '175e9', '1.2T', '300G' -> a float; ValueError with a readable message otherwise."""
     if isinstance(text, (int, float)):
@@ -51,9 +56,7 @@ def params(layers: int, hidden: int, vocab: int, seq: int) -> dict:
     embeddings = (V + s) * h  # token and position embeddings
     total = fm.PARAMS(l=l, h=h, V=V, s=s)
     return {
-        "equation": fm.PARAMS.source,
-        "formula": fm.text(fm.PARAMS),
-        "latex": fm.latex(fm.PARAMS),
+        **_shown(fm.PARAMS),
         "inputs": {"layers": l, "hidden": h, "vocab": V, "seq": s},
         "params": total,
         "params_billions": total / 1e9,
@@ -78,9 +81,7 @@ def flops(
     l, h, V, s, B = layers, hidden, vocab, seq, batch
     F = fm.FLOPS(l=l, h=h, V=V, s=s, B=B)
     out = {
-        "equation": fm.FLOPS.source,
-        "formula": fm.text(fm.FLOPS),
-        "latex": fm.latex(fm.FLOPS),
+        **_shown(fm.FLOPS),
         "inputs": {"layers": l, "hidden": h, "vocab": V, "seq": s, "batch": B},
         "flops_per_iteration": F,
     }
@@ -98,9 +99,7 @@ def training_time(tokens: float, n_params: float, gpus: int, tflops: float) -> d
     seconds = fm.TRAINING_SECONDS(T=tokens, P=n_params, n=gpus, X=tflops * 1e12)
     f = fm.TRAINING_SECONDS
     return {
-        "equation": f.source,
-        "formula": fm.text(f),
-        "latex": fm.latex(f),
+        **_shown(f),
         "inputs": {"tokens": tokens, "params": n_params, "gpus": gpus, "tflops_per_gpu": tflops},
         "seconds": seconds,
         "days": seconds / SECONDS_PER_DAY,
@@ -123,9 +122,7 @@ def zero_memory(n_params: float, dp: int, zero_stage: int, k: int = 12) -> dict:
     f = fm.ZERO[zero_stage]
     total = f(**values)
     return {
-        "equation": f.source,
-        "formula": fm.text(f),
-        "latex": fm.latex(f),
+        **_shown(f),
         "inputs": {"params": n_params, "dp": dp, "zero_stage": zero_stage, "K": k},
         "bytes_per_device": total,
         "gb_per_device": total / 1e9,
@@ -173,9 +170,7 @@ def activations(
     f = fm.ACTIVATIONS[(recompute, bool(sp))]
     per_layer = f(s=seq, b=batch, h=hidden, a=heads, t=tp)
     return {
-        "equation": "Korthikanti et al. 2022, Table 2 and eq. (1)-(6)",
-        "formula": fm.text(f),
-        "latex": fm.latex(f),
+        **_shown(f, "Korthikanti et al. 2022, Table 2 and eq. (1)-(6)"),
         "source": f.source,
         "inputs": {
             "seq": seq,
@@ -201,9 +196,7 @@ def bubble(pipeline: int, microbatches: int, interleave: int = 1) -> dict:
     f = fm.BUBBLE if v == 1 else fm.BUBBLE_INTERLEAVED
     frac = f(p=p, m=m, v=v)
     return {
-        "equation": "Narayanan et al. 2021, section 2.2",
-        "formula": fm.text(f),
-        "latex": fm.latex(f),
+        **_shown(f, "Narayanan et al. 2021, section 2.2"),
         "inputs": {"pipeline": p, "microbatches": m, "interleave": v},
         "bubble_fraction": frac,
         # the same idle time as a share of the whole iteration, as a timeline shows it
