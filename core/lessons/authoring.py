@@ -44,6 +44,14 @@ zh-TW = {title_zh}
 en = {title_en}
 """
 
+# The same widget block shows in both languages' templates (its arguments are not translated).
+WIDGET_EXAMPLE = """\
+        ```widget attention-heatmap
+        text: The animal didn't cross the street because it was too tired
+        layer: 2
+        head: 5
+        ```"""
+
 MD_TEMPLATE = {
     "en": """\
 <!--
@@ -56,11 +64,7 @@ MD_TEMPLATE = {
   * A link to another lesson (the check verifies lesson and anchor):
         [Bahdanau attention](lesson:bahdanau)
   * A live widget. List the widgets and their arguments with: python -m core.lessons widgets
-        ```widget attention-heatmap
-        text: The animal didn't cross the street because it was too tired
-        layer: 2
-        head: 5
-        ```
+{widget_example}
   * A multiple-choice quiz: mark the right choice(s) with [x]; explain is optional.
         ```quiz
         question: Which vector does a plain seq2seq decoder start from?
@@ -90,11 +94,7 @@ Write the first step here.
   * 連到另一課（check 會檢查課程與錨點是否存在）：
         [Bahdanau 注意力](lesson:bahdanau)
   * 互動元件。用 python -m core.lessons widgets 列出所有元件與參數：
-        ```widget attention-heatmap
-        text: The animal didn't cross the street because it was too tired
-        layer: 2
-        head: 5
-        ```
+{widget_example}
   * 選擇題：正確選項標 [x]；explain 可省略。
         ```quiz
         question: 沒有注意力的 seq2seq 解碼器從哪個向量開始？
@@ -153,8 +153,8 @@ def new_lesson(
         title_en=toml_string(title_en),
     )
     (folder / "lesson.toml").write_text(toml, encoding="utf-8")
-    (folder / "en.md").write_text(MD_TEMPLATE["en"].format(title=_one_line(title_en)), encoding="utf-8")
-    (folder / "zh-TW.md").write_text(MD_TEMPLATE["zh-TW"].format(title=_one_line(title_zh)), encoding="utf-8")
+    (folder / "en.md").write_text(MD_TEMPLATE["en"].format(title=_one_line(title_en), widget_example=WIDGET_EXAMPLE), encoding="utf-8")
+    (folder / "zh-TW.md").write_text(MD_TEMPLATE["zh-TW"].format(title=_one_line(title_zh), widget_example=WIDGET_EXAMPLE), encoding="utf-8")
     return folder
 
 
