@@ -140,6 +140,11 @@ def test_presenter_mode_scales_text_and_every_figure_but_print_never_does():
     assert big_lay["font"]["size"] == pytest.approx(12 * SCALE)  # Plotly's default, set and scaled
     assert big_lay["margin"]["l"] == round(10 * SCALE) and big_lay["margin"]["t"] == round(40 * SCALE)
     assert big["data"][0]["textfont"]["size"] == pytest.approx(10 * SCALE)
+    # sizes Streamlit's chart theme would otherwise pin at its own (12 px ticks, 14 px axis titles)
+    assert big_lay["yaxis"]["tickfont"]["size"] == pytest.approx(12 * SCALE)
+    assert big_lay["xaxis"]["title"]["font"]["size"] == pytest.approx(14 * SCALE)
+    assert big["data"][0]["colorbar"]["tickfont"]["size"] == pytest.approx(12 * SCALE)
+    assert "tickfont" not in lay.get("yaxis", {})  # outside presenter mode, the theme decides
     assert "stMetricValue" in big_css and "stSliderThumbValue" in big_css and "stCaptionContainer" in big_css
     assert "stMetricValue" not in normal_css
     # print is never presenter-sized, even with present=1 in the address

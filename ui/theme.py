@@ -7,10 +7,15 @@ margins) is drawn ``SCALE`` times its normal size. The printable view never uses
 from __future__ import annotations
 
 import copy
+import re
 
 SCALE = 1.5           # presenter mode / normal, for text and figures alike
 BASE_FONT_PX = 12     # Plotly's default font size, used when a figure sets none
 BASE_HEIGHT_PX = 450  # Plotly's default height, used when a figure sets none
+# Streamlit's chart theme sets these sizes in its template, and a template's explicit size beats a
+# size inherited from layout.font: so presenter mode sets each one the figure leaves unset.
+THEME_PX = {"title": 16, "tick": 12, "axis_title": 14, "legend": 12}
+AXIS_RE = re.compile(r"^(x|y)axis\d*$")
 
 # Font objects in a Plotly figure's JSON whose "size" scales (layout, axes, legends, colour bars,
 # annotations, traces' text).
@@ -72,12 +77,46 @@ def scaled_figure(fig, scale: float = SCALE):
     if "size" not in font:
         font["size"] = round(BASE_FONT_PX * scale, 1)
     layout["height"] = round((layout.get("height") or BASE_HEIGHT_PX) * scale)
+    px = {k: round(v * scale, 1) for k, v in THEME_PX.items()}
+    _default_size(layout, ("title", "font"), px["title"])
+    _default_size(layout, ("legend", "font"), px["legend"])
+    axes = [k for k in layout if AXIS_RE.match(k)]
+    if any(tr.get("type", "scatter") not in ("pie", "sunburst", "treemap", "table", "sankey", "indicator")
+           for tr in spec.get("data", [])):
+        axes += [k for k in ("xaxis", "yaxis") if k not in axes]
+    for axis in axes:
+        node = layout.setdefault(axis, {})
+        _default_size(node, ("tickfont",), px["tick"])
+        _default_size(node, ("title", "font"), px["axis_title"])
+    colorbars = [tr.setdefault("colorbar", {}) for tr in spec.get("data", []) if tr.get("type") in COLORBAR_TRACES]
+    colorbars += [v["colorbar"] for k, v in layout.items() if k.startswith("coloraxis") and isinstance(v, dict)
+                  and isinstance(v.get("colorbar"), dict)]
+    for bar in colorbars:
+        _default_size(bar, ("tickfont",), px["tick"])
+        _default_size(bar, ("title", "font"), px["axis_title"])
     margin = layout.get("margin")
     if isinstance(margin, dict):
         for k in MARGIN_KEYS:
             if isinstance(margin.get(k), (int, float)):
                 margin[k] = round(margin[k] * scale)
     return go.Figure(spec)
+
+
+COLORBAR_TRACES = frozenset({"heatmap", "contour", "histogram2d", "histogram2dcontour", "surface", "choropleth"})
+
+
+def _default_size(node: dict, path: tuple[str, ...], size: float) -> None:
+    """Set ``node[path...]["size"]`` to ``size`` unless the figure set it (a str title becomes
+    ``{"text": ...}``)."""
+    for name in path:
+        child = node.get(name)
+        if isinstance(child, str):
+            child = {"text": child}
+        if not isinstance(child, dict):
+            child = {}
+        node[name] = child
+        node = child
+    node.setdefault("size", size)
 
 
 def _scale_fonts(node, scale: float) -> None:
