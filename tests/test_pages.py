@@ -145,7 +145,7 @@ def test_presenter_mode_scales_text_and_every_figure_but_print_never_does():
     assert big_lay["xaxis"]["title"]["font"]["size"] == pytest.approx(14 * SCALE)
     assert big["data"][0]["colorbar"]["tickfont"]["size"] == pytest.approx(12 * SCALE)
     assert "tickfont" not in lay.get("yaxis", {})  # outside presenter mode, the theme decides
-    assert "stMetricValue" in big_css and "stSliderThumbValue" in big_css and "stCaptionContainer" in big_css
+    assert "stMetricValue" in big_css and "stSliderThumbValue" in big_css and "stSliderTickBar" in big_css and "stCaptionContainer" in big_css
     assert "stMetricValue" not in normal_css
     # print is never presenter-sized, even with present=1 in the address
     assert printed["layout"] == {**printed["layout"], "height": 300}

@@ -38,14 +38,16 @@ PRINT_CSS = f"""
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], header[data-testid="stHeader"],
 [data-testid="stToolbar"], [data-testid="stBaseButton-secondary"], [data-testid="stBaseButton-primary"],
-.modebar-container, {", ".join(CONTROLS)} {{ display: none !important; }}
+.modebar-container, [data-testid="stElementToolbar"], [data-testid="stBaseButton-elementToolbar"],
+[data-testid="stHeaderActionElements"], {", ".join(CONTROLS)} {{ display: none !important; }}
 [data-testid="stMainBlockContainer"] {{ max-width: 46rem; padding-top: 1rem; }}
 [data-testid="stTable"], [data-testid="stMarkdownContainer"] table {{ max-width: 100%; overflow: visible; }}
 [data-testid="stTable"] table, [data-testid="stMarkdownContainer"] table {{
   width: 100%; table-layout: auto; font-size: 0.8rem; }}
-[data-testid="stTable"] td, [data-testid="stTable"] th,
-[data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th {{
-  white-space: normal !important; overflow-wrap: anywhere; word-break: break-word; }}
+[data-testid="stTable"] td, [data-testid="stTable"] th, [data-testid="stTable"] td *,
+[data-testid="stTable"] th *, [data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th {{
+  white-space: normal !important; overflow-wrap: anywhere !important; min-width: 0 !important;
+  padding-left: 0.2rem !important; padding-right: 0.2rem !important; }}
 @page {{ size: A4 portrait; margin: 12mm; }}
 @media print {{
   [data-testid="stMain"], [data-testid="stAppViewContainer"] {{ overflow: visible !important; }}

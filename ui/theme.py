@@ -52,11 +52,7 @@ def presenter_css() -> str:
 {m} [data-testid="stMetricLabel"] p {{ font-size: {_rem(0.95)}; }}
 {m} [data-testid="stMetricValue"] {{ font-size: {_rem(1.35)}; line-height: 1.3; }}
 {m} [data-testid="stMetricDelta"] {{ font-size: {_rem(0.875)}; }}
-{m} [data-testid="stSliderThumbValue"], {m} [data-testid="stSliderTickBarMin"],
-{m} [data-testid="stSliderTickBarMax"] {{ font-size: {_rem(0.875)}; }}
-{m} [data-testid="stSliderThumbValue"] {{ top: -{_rem(1.6)}; white-space: nowrap; }}
-{m} [data-testid="stSlider"] [role="slider"] {{ width: {_rem(0.9)}; height: {_rem(0.9)}; }}
-{m} [data-testid="stSlider"] {{ padding-top: {_rem(0.6)}; }}
+{m} [data-testid="stSliderThumbValue"] p, {m} [data-testid="stSliderTickBar"] p {{ font-size: {_rem(0.8)}; }}
 .st-key-presenter-keys {{ position: absolute !important; width: 0; height: 0; overflow: hidden; }}
 </style>
 """
