@@ -257,3 +257,27 @@ def test_printable_view_shows_every_step_even_in_presenter_mode():
     assert not at.exception
     assert [h.value for h in at.header] == [s.title for s in lesson.steps("en")[1:]]
     assert not [b for b in at.button if b.key and b.key.startswith("nlp-tasks.next")]
+
+
+def test_after_a_failed_model_load_the_sidebar_names_the_model_in_use():
+    from ui import bert
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["lang"] = "en"
+    at.run()
+    at.switch_page("pages/04_self_attention.py").run()
+    assert not at.exception
+    in_use = at.session_state[bert.LOADED_KEY]["name"]  # what the lesson's figures were computed with
+    at.text_input(key=bert.INPUT_KEY).input("no-such-model-folder").run()
+    at.button(key="bert.load_button").click().run()
+    assert not at.exception
+    loaded = at.session_state[bert.LOADED_KEY]
+    assert loaded["code"] and loaded["name"] == in_use  # the page fell back to the default
+    from core.bert.loader import DEFAULT_MODEL_NAME, EMBEDDED_NAME
+    from core.lessons import load_locale_keys
+
+    en = load_locale_keys("en")
+    expected = {EMBEDDED_NAME: en["bert.default_name"], DEFAULT_MODEL_NAME: en["bert.lab_name"]}.get(in_use, in_use)
+    named = [x.value for x in at.sidebar.text]
+    assert expected in named  # on the same run, not one click later
+    assert not any("no-such-model-folder" in x for x in named)
