@@ -100,6 +100,12 @@ def _toggle_off_script():
     LessonPage("nlp-tasks").render()
 
 
+def go_figure(height: int):
+    import plotly.graph_objects as go
+
+    return go.Figure(go.Bar(y=[1, 2]), layout={"height": height})
+
+
 def test_presenter_mode_scales_text_and_every_figure_but_print_never_does():
     def script():
         import plotly.graph_objects as go
@@ -133,6 +139,10 @@ def test_presenter_mode_scales_text_and_every_figure_but_print_never_does():
     lay, big_lay = normal["layout"], big["layout"]
     assert SCALE > 1
     assert big_lay["height"] == round(300 * SCALE) and lay["height"] == 300
+    from ui.theme import MAX_HEIGHT_PX, scaled_figure
+
+    assert scaled_figure(go_figure(700)).layout.height == MAX_HEIGHT_PX  # still fits a 1080p window
+    assert scaled_figure(go_figure(1200)).layout.height == 1200        # never shrinks
     assert big_lay["title"]["font"]["size"] == pytest.approx(16 * SCALE)
     assert big_lay["xaxis"]["tickfont"]["size"] == pytest.approx(11 * SCALE)
     assert big_lay["legend"]["font"]["size"] == pytest.approx(9 * SCALE)

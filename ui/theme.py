@@ -12,6 +12,7 @@ import re
 SCALE = 1.5           # presenter mode / normal, for text and figures alike
 BASE_FONT_PX = 12     # Plotly's default font size, used when a figure sets none
 BASE_HEIGHT_PX = 450  # Plotly's default height, used when a figure sets none
+MAX_HEIGHT_PX = 860   # a scaled figure still fits a 1080p projector's window (a taller one stays as tall)
 # Streamlit's chart theme sets these sizes in its template, and a template's explicit size beats a
 # size inherited from layout.font: so presenter mode sets each one the figure leaves unset.
 THEME_PX = {"title": 16, "tick": 12, "axis_title": 14, "legend": 12}
@@ -72,7 +73,8 @@ def scaled_figure(fig, scale: float = SCALE):
     font = layout.setdefault("font", {})
     if "size" not in font:
         font["size"] = round(BASE_FONT_PX * scale, 1)
-    layout["height"] = round((layout.get("height") or BASE_HEIGHT_PX) * scale)
+    height = layout.get("height") or BASE_HEIGHT_PX
+    layout["height"] = max(height, min(round(height * scale), MAX_HEIGHT_PX))
     px = {k: round(v * scale, 1) for k, v in THEME_PX.items()}
     _default_size(layout, ("title", "font"), px["title"])
     _default_size(layout, ("legend", "font"), px["legend"])
