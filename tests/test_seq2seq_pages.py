@@ -255,3 +255,19 @@ def test_seq2seq_task_switch_shows_the_reverse_checkpoints():
     assert any(f"{rev_none['steps']} steps" in c.value for c in at.caption)  # its manifest caption
     names = [tr["name"] for tr in rev_curves[0]["data"]]
     assert names[0].startswith("No attention")
+
+
+@pytest.mark.parametrize("mode", ["screen", "present", "print"])
+def test_candidates_table_is_a_grid_on_screen_and_a_static_table_to_project_or_print(mode):
+    at = run_lesson("bahdanau", "en", present=mode == "present", step=3 if mode == "present" else None,
+                    print_view=mode == "print")
+    assert not at.exception and not at.error
+    def candidates(elements):
+        return [e.value for e in elements if list(e.value.columns) == ["candidate", "probability"]]
+
+    if mode == "screen":
+        assert len(candidates(at.dataframe)) == 1 and candidates(at.table) == []
+    else:  # the top-3 candidates of step 1 as a static table that scales and wraps
+        assert candidates(at.dataframe) == [] and len(candidates(at.table)) == 1
+        frame = candidates(at.table)[0]
+        assert len(frame) == 3 and frame["probability"].is_monotonic_decreasing

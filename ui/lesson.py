@@ -98,10 +98,11 @@ def follow_inputs(key: str, *depends_on) -> str:
 
 
 def table(data, **kwargs) -> None:
-    """A table: an interactive ``st.dataframe`` on screen, a static ``st.table`` that wraps to the
-    page in the printable view (a data grid there would cut off its columns). ``kwargs`` go to
-    ``st.dataframe`` (``hide_index`` also to the printed table)."""
-    if state.printing():
+    """A table: an interactive ``st.dataframe`` on screen; a static ``st.table`` in the printable
+    view (it wraps to the page, where a data grid would cut off its columns) and in presenter mode
+    (its text grows with the page, where a data grid's canvas keeps its small type). ``kwargs``
+    go to ``st.dataframe`` (``hide_index`` also to the static table)."""
+    if state.printing() or state.presenter():
         import pandas as pd
 
         frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
