@@ -33,7 +33,7 @@ CONTROLS = ('[data-testid="stTextInput"]', '[data-testid="stTextArea"]', '[data-
             '[data-testid="stButton"]', '[data-testid="stDownloadButton"]', '[data-testid="stExpander"]',
             '[data-testid="stFileUploader"]', '[data-testid="stColorPicker"]', '[data-testid="stDateInput"]',
             '[data-testid="stTimeInput"]', '[data-testid="stSegmentedControl"]', '[data-testid="stPills"]',
-            '[data-testid="stChatInput"]', '[data-testid="stFeedback"]', '[data-testid="stIFrame"]')
+            '[data-testid="stChatInput"]', '[data-testid="stFeedback"]')
 PRINT_CSS = f"""
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], header[data-testid="stHeader"],
