@@ -84,9 +84,12 @@ def position_curve(inp):
 
 @page.widget("try-it")
 def grow_input():
-    from core.seq2seq.explain import bottleneck
+    from core.seq2seq.explain import bottleneck, bottleneck_start
 
-    n = st.slider(t("seq2seq.length_slider"), 1, len(LONG), 12, key="seq2seq.length")
+    if "seq2seq.length" not in st.session_state:  # start where the bottleneck shows, on these models
+        st.session_state["seq2seq.length"] = bottleneck_start(
+            get_model("copy-none"), get_model("copy-bahdanau"), get_task("copy"), LONG, default=12)
+    n = st.slider(t("seq2seq.length_slider"), 1, len(LONG), key="seq2seq.length")
     text = LONG[:n]
     st.code(text, language=None)
     left, right = st.columns(2)

@@ -30,18 +30,24 @@ def date_input(inp, show: bool) -> dict:
     return {"trace": None if text is None else date_trace(text)}
 
 
+def _step_key(tr) -> str:
+    """The step picker's key: a new picker (at step 1) when the input, hence the steps, change."""
+    return lesson.follow_inputs("bahdanau.step", tr.source, tr.outputs)
+
+
 @page.inputs("scores")
 def decoder_step(inp, show: bool) -> dict:
     """The decoder step i the scores show and the alignment highlights."""
     tr = inp.trace
     if tr is None:
         return {"step": None}
+    key = _step_key(tr)
     if not show:
-        step = st.session_state.get("bahdanau.step", 0)
+        step = st.session_state.get(key, 0)
         return {"step": min(step, len(tr.outputs) - 1) if isinstance(step, int) else 0}
     labels = _step_labels(tr)
     i = st.select_slider(t("bahdanau.step_slider"), options=list(range(len(tr.outputs))),
-                         format_func=labels.__getitem__, key="bahdanau.step")
+                         format_func=labels.__getitem__, key=key)
     return {"step": min(i, len(tr.outputs) - 1)}
 
 
@@ -86,37 +92,50 @@ def scores(inp):
     st.markdown(f"**{t('bahdanau.output_title', i=i + 1)}**")
     st.code(f"y_{i + 1} = {tr.outputs[i]}", language=None)
     prob = t("bahdanau.probability")
-    st.dataframe([{t("bahdanau.candidate"): tok, prob: p} for tok, p in tr.top[i]], hide_index=True,
+    lesson.table([{t("bahdanau.candidate"): tok, prob: round(p, 4)} for tok, p in tr.top[i]], hide_index=True,
                  column_config={prob: st.column_config.NumberColumn(format="%.4f")})
 
 
 @page.widget("predict")
 def predict(inp):
+    from core.seq2seq.explain import predictable_steps, verdict
+
     tr = inp.trace
     if tr is None:
         st.info(t("bahdanau.need_input"), icon=":material/info:")
         return
     ss = st.session_state
     labels = _step_labels(tr)
-    i = st.selectbox(t("bahdanau.predict_step"), list(range(len(tr.outputs))),
-                     format_func=labels.__getitem__, key="bahdanau.predict.step")
-    i = min(i, len(tr.outputs) - 1)
+    steps = predictable_steps(tr.outputs)  # only the digits: a separator comes from no single input
+    if not steps:
+        st.info(t("teach.predict_no_digit"), icon=":material/info:")
+        return
+    i = st.selectbox(t("bahdanau.predict_step"), steps, format_func=labels.__getitem__,
+                     key=lesson.follow_inputs("bahdanau.predict.step", tr.source, tr.outputs))
     st.code(f"x = {''.join(tr.source)}\ny = {''.join(tr.outputs[:i])} ▢", language=None)
     guess = st.radio(t("bahdanau.predict_question", i=i + 1, out=tr.outputs[i]), list(range(len(tr.source))),
                      format_func=lambda j: f"{j + 1}: " + tr.source[j].replace(" ", "␣"), horizontal=True,
-                     key="bahdanau.predict.guess", index=None)
-    reveal_key = f"bahdanau.predict.revealed.{i}.{''.join(tr.source)}"
-    if st.button(t("bahdanau.predict_button"), key="bahdanau.predict.reveal", disabled=guess is None,
-                 icon=":material/visibility:"):
-        ss[reveal_key] = True
+                     key=lesson.follow_inputs("bahdanau.predict.guess", tr.source, i), index=None)
+    reveal_key = lesson.follow_inputs("bahdanau.predict.revealed", tr.source, i)
     if not ss.get(reveal_key):
-        return
-    best = tr.argmax_inputs()[i]
-    if guess == best:
-        st.success(t("bahdanau.predict_right", j=best + 1, x=tr.source[best], a=f"{tr.weights[i][best]:.2f}"))
-    elif guess is not None:
-        st.warning(t("bahdanau.predict_wrong", j=best + 1, x=tr.source[best], a=f"{tr.weights[i][best]:.2f}",
-                     g=guess + 1, ga=f"{tr.weights[i][guess]:.2f}"))
+        # Before the first reveal: a guess, then the button. After it, every change of the guess
+        # shows its verdict at once.
+        if st.button(t("bahdanau.predict_button"), key="bahdanau.predict.reveal", disabled=guess is None,
+                     icon=":material/visibility:"):
+            ss[reveal_key] = True
+        else:
+            return
+    if guess is not None:
+        weights = tr.weights[i]
+        best = max(range(len(weights)), key=weights.__getitem__)
+        words = dict(j=best + 1, x=tr.source[best], a=f"{weights[best]:.2f}", g=guess + 1, ga=f"{weights[guess]:.2f}")
+        said = verdict(weights, guess)
+        if said == "right":
+            st.success(t("bahdanau.predict_right", **words))
+        elif said == "close":
+            st.warning(t("teach.predict_close", **words))
+        else:
+            st.error(t("teach.predict_wrong", **words))
     figures.show(figs.decoder_step(tr.energies[i], tr.weights[i], tr.source, labels={"energy": t("bahdanau.e_title", i=i + 1, p=i), "weight": t("bahdanau.a_title", i=i + 1)}),
                  key="bahdanau.predict.fig")
 

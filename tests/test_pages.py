@@ -48,9 +48,11 @@ def test_presenter_mode_reveals_one_step_at_a_time():
     at = run_lesson("nlp-tasks", "en", present=True)
     assert not at.exception
     assert [h.value for h in at.header] == []  # only the intro
+    assert at.query_params["step"] == "1"  # people count from 1: step 1 is the intro
     at.button(key="nlp-tasks.next.main").click().run()
     assert [h.value for h in at.header] == [steps[1].title]
-    assert at.query_params["step"] == "1"
+    assert at.query_params["step"] == "2"
+    assert at.caption[-1].value == f"Step 2 of {len(steps)}"  # the URL and the step counter agree
     at.button(key="nlp-tasks.next.sidebar").click().run()
     assert [h.value for h in at.header] == [steps[1].title, steps[2].title]
     at.button(key="nlp-tasks.prev.main").click().run()
@@ -59,11 +61,106 @@ def test_presenter_mode_reveals_one_step_at_a_time():
 
 def test_deep_link_to_a_step():
     lesson = CATALOG.get("nlp-tasks")
-    at = run_lesson("nlp-tasks", "zh-TW", present=True, step=3)
-    assert [h.value for h in at.header] == [s.title for s in lesson.steps("zh-TW")[1:4]]
+    at = run_lesson("nlp-tasks", "zh-TW", present=True, step=3)  # step 3: the intro and two sections
+    assert [h.value for h in at.header] == [s.title for s in lesson.steps("zh-TW")[1:3]]
+    assert at.query_params["step"] == "3"
+    assert f"第 3 步，共 {len(lesson.steps('zh-TW'))} 步" in [c.value for c in at.sidebar.caption]
+    at = run_lesson("nlp-tasks", "en", present=True, step=1)
+    assert [h.value for h in at.header] == []  # step 1 is the intro alone
     last = len(lesson.steps("en")) - 1
     at = run_lesson("nlp-tasks", "en", present=True, step=99)  # clamped, never an error
     assert len(at.header) == last and not at.exception
+    at = run_lesson("nlp-tasks", "en", step=0)  # below 1: the intro
+    assert len(at.header) == 0 and at.query_params["step"] == "1" and not at.exception
+
+
+def test_a_step_link_opens_presenter_mode_and_turning_it_off_forgets_the_step():
+    lesson = CATALOG.get("nlp-tasks")
+    at = run_lesson("nlp-tasks", "en", step=2)  # no present=1 in the address
+    assert at.session_state["present"] is True and at.query_params["present"] == "1"
+    assert [h.value for h in at.header] == [lesson.steps("en")[1].title]
+    # what the sidebar toggle's callback does: no step left behind to switch presenter mode back on
+    at = AppTest.from_function(_toggle_off_script, default_timeout=30)
+    at.query_params.update({"lang": "en", "step": "2"})
+    at.run()
+    assert "step" not in at.query_params and "present" not in at.query_params
+    assert len(at.header) == len(lesson.steps("en")) - 1  # every step again
+
+
+def _toggle_off_script():
+    import streamlit as st
+
+    from ui import state
+    from ui.lesson import LessonPage
+
+    state.init()
+    if not st.session_state.get("toggled"):
+        st.session_state["toggled"] = True
+        state.set_presenter(False)
+    LessonPage("nlp-tasks").render()
+
+
+def go_figure(height: int):
+    import plotly.graph_objects as go
+
+    return go.Figure(go.Bar(y=[1, 2]), layout={"height": height})
+
+
+def test_presenter_mode_scales_text_and_every_figure_but_print_never_does():
+    def script():
+        import plotly.graph_objects as go
+
+        from ui import figures
+        from ui.lesson import apply_presenter_style
+
+        apply_presenter_style()
+        fig = go.Figure(go.Heatmap(z=[[1, 2], [3, 4]], texttemplate="%{z}", textfont={"size": 10}))
+        fig.update_layout(height=300, title={"text": "t", "font": {"size": 16}}, margin={"l": 10, "t": 40},
+                          xaxis={"tickfont": {"size": 11}}, legend={"font": {"size": 9}})
+        fig.add_annotation(text="a", font={"size": 8})
+        figures.show(fig, key="f")
+
+    import json
+
+    from ui.theme import SCALE
+
+    def run(**params):
+        at = AppTest.from_function(script, default_timeout=30)
+        at.query_params.update({"lang": "en", **params})
+        at.run()
+        assert not at.exception
+        spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+        css = "".join(h.proto.body for h in at.get("html"))
+        return spec, css
+
+    normal, normal_css = run()
+    big, big_css = run(present="1")
+    printed, printed_css = run(present="1", print="1")
+    lay, big_lay = normal["layout"], big["layout"]
+    assert SCALE > 1
+    assert big_lay["height"] == round(300 * SCALE) and lay["height"] == 300
+    from ui.theme import MAX_HEIGHT_PX, scaled_figure
+
+    assert scaled_figure(go_figure(700)).layout.height == MAX_HEIGHT_PX  # still fits a 1080p window
+    assert scaled_figure(go_figure(1200)).layout.height == 1200        # never shrinks
+    assert big_lay["title"]["font"]["size"] == pytest.approx(16 * SCALE)
+    assert big_lay["xaxis"]["tickfont"]["size"] == pytest.approx(11 * SCALE)
+    assert big_lay["legend"]["font"]["size"] == pytest.approx(9 * SCALE)
+    assert big_lay["annotations"][0]["font"]["size"] == pytest.approx(8 * SCALE)
+    assert big_lay["font"]["size"] == pytest.approx(12 * SCALE)  # Plotly's default, set and scaled
+    assert big_lay["margin"]["l"] == round(10 * SCALE) and big_lay["margin"]["t"] == round(40 * SCALE)
+    assert big["data"][0]["textfont"]["size"] == pytest.approx(10 * SCALE)
+    # sizes Streamlit's chart theme would otherwise pin at its own (12 px ticks, 14 px axis titles)
+    assert big_lay["yaxis"]["tickfont"]["size"] == pytest.approx(12 * SCALE)
+    assert big_lay["xaxis"]["title"]["font"]["size"] == pytest.approx(14 * SCALE)
+    assert big["data"][0]["colorbar"]["tickfont"]["size"] == pytest.approx(12 * SCALE)
+    assert "tickfont" not in lay.get("yaxis", {})  # outside presenter mode, the theme decides
+    assert "stMetricValue" in big_css and "stSliderThumbValue" in big_css and "stSliderTickBar" in big_css and "stCaptionContainer" in big_css
+    assert "stMetricValue" not in normal_css
+    # print is never presenter-sized, even with present=1 in the address
+    assert printed["layout"] == {**printed["layout"], "height": 300}
+    assert printed["layout"]["title"]["font"]["size"] == 16
+    assert "stMetricValue" not in printed_css
 
 
 def test_broken_lesson_shows_an_error_card_and_the_rest_works(tmp_path, monkeypatch):
@@ -170,3 +267,27 @@ def test_printable_view_shows_every_step_even_in_presenter_mode():
     assert not at.exception
     assert [h.value for h in at.header] == [s.title for s in lesson.steps("en")[1:]]
     assert not [b for b in at.button if b.key and b.key.startswith("nlp-tasks.next")]
+
+
+def test_after_a_failed_model_load_the_sidebar_names_the_model_in_use():
+    from ui import bert
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params["lang"] = "en"
+    at.run()
+    at.switch_page("pages/04_self_attention.py").run()
+    assert not at.exception
+    in_use = at.session_state[bert.LOADED_KEY]["name"]  # what the lesson's figures were computed with
+    at.text_input(key=bert.INPUT_KEY).input("no-such-model-folder").run()
+    at.button(key="bert.load_button").click().run()
+    assert not at.exception
+    loaded = at.session_state[bert.LOADED_KEY]
+    assert loaded["code"] and loaded["name"] == in_use  # the page fell back to the default
+    from core.bert.loader import DEFAULT_MODEL_NAME, EMBEDDED_NAME
+    from core.lessons import load_locale_keys
+
+    en = load_locale_keys("en")
+    expected = {EMBEDDED_NAME: en["bert.default_name"], DEFAULT_MODEL_NAME: en["bert.lab_name"]}.get(in_use, in_use)
+    named = [x.value for x in at.sidebar.text]
+    assert expected in named  # on the same run, not one click later
+    assert not any("no-such-model-folder" in x for x in named)

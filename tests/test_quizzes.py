@@ -99,7 +99,10 @@ def _answer_all(at: AppTest, lesson, lang: str) -> None:
         assert any(i.value == args["answer"] for i in at.info), (lesson.id, lang, block.line)
     book = at.session_state["progress"][lesson.id]
     quizzes = [item for item in book.values() if item["kind"] == "quiz"]
-    assert len(quizzes) == len(blocks(lesson, lang, "quiz")) and all(q["correct"] for q in quizzes)
+    # the FIRST answer counts: a wrong try, then the right one after the explanation, scores 0
+    assert len(quizzes) == len(blocks(lesson, lang, "quiz")) and not any(q["correct"] for q in quizzes)
+    wrong_texts = {next(text for ok, text in b.choices if not ok) for b in blocks(lesson, lang, "quiz")}
+    assert {q["answer"] for q in quizzes} <= wrong_texts
     assert sum(item["kind"] == "predict" for item in book.values()) == len(blocks(lesson, lang, "predict"))
 
 
@@ -120,3 +123,40 @@ def test_lesson_1_quiz_is_answered_on_its_real_page(lang):
     at = run_lesson(lesson.id, lang)
     assert not at.exception
     _answer_all(at, lesson, lang)
+
+
+def test_a_first_right_answer_scores_and_a_later_wrong_one_does_not_undo_it():
+    lesson = CATALOG.get("megatron")
+    quiz = blocks(lesson, "en", "quiz")[0]
+    key = f"megatron.{quiz.key}"
+    right = next(i for i, (ok, _) in enumerate(quiz.choices) if ok)
+    wrong = next(i for i, (ok, _) in enumerate(quiz.choices) if not ok)
+    at = AppTest.from_function(_blocks_app, args=("megatron",), default_timeout=60)
+    at.query_params["lang"] = "en"
+    at.run()
+    at.radio(key=f"{key}.choice").set_value(right).run()
+    at.button(key=f"{key}.check").click().run()
+    at.radio(key=f"{key}.choice").set_value(wrong).run()
+    at.button(key=f"{key}.check").click().run()
+    assert at.session_state[f"{key}.result"] is False  # the feedback is about this try
+    item = at.session_state["progress"]["megatron"][quiz.key]
+    assert item["correct"] is True and item["answer"] == quiz.choices[right][1]
+    right_n = sum(1 for q in at.session_state["progress"]["megatron"].values() if q["kind"] == "quiz" and q["correct"])
+    assert right_n == 1
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_print_view_shows_questions_and_choices_without_controls(lang):
+    lesson = CATALOG.get("megatron")
+    at = AppTest.from_function(_blocks_app, args=("megatron",), default_timeout=60)
+    at.query_params.update({"lang": lang, "print": "1"})
+    at.run()
+    assert not at.exception
+    assert len(at.radio) == 0 and len(at.text_input) == 0 and len(at.button) == 0
+    shown = "\n".join(m.value for m in at.markdown)
+    for quiz in blocks(lesson, lang, "quiz"):
+        for _, text in quiz.choices:
+            assert f"- {text}" in shown
+    for block in blocks(lesson, lang, "predict"):
+        args, _ = validate(block)
+        assert args["question"] in shown and args["answer"] not in shown  # the answer is not given away

@@ -16,6 +16,14 @@ def charts(at) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
+def keyed(at, kind: str, key: str):
+    """The one widget of ``kind`` drawn under ``lesson.follow_inputs(key, ...)`` (key + a digest)."""
+    found = [w for w in getattr(at, kind) if (w.key or "").startswith(key + ".") and
+             len(w.key) == len(key) + 11]
+    assert len(found) == 1, (key, [w.key for w in getattr(at, kind)])
+    return found[0]
+
+
 def chart_titles(at) -> list[str]:
     return [((c.get("layout", {}).get("title") or {}).get("text") or "") for c in charts(at)]
 
@@ -95,18 +103,112 @@ def test_bahdanau_bad_input_then_recovery(lang):
 
 def test_bahdanau_step_scrubbing_and_predict_then_reveal():
     at = run_lesson("bahdanau", "en")
-    at.select_slider(key="bahdanau.step").set_value(3).run()
+    keyed(at, "select_slider", "bahdanau.step").set_value(3).run()
     assert not at.exception
     # the alignment heatmap highlights the chosen row
     shapes = charts(at)[-1]["layout"].get("shapes", [])
     assert shapes and shapes[0]["y0"] == 2.5
     assert any("y_4" in c.value for c in at.code)
-    at.selectbox(key="bahdanau.predict.step").set_value(0).run()
-    at.radio(key="bahdanau.predict.guess").set_value(12).run()   # the "2" of "2026" (0-based 12)
+    keyed(at, "selectbox", "bahdanau.predict.step").set_value(0).run()
+    keyed(at, "radio", "bahdanau.predict.guess").set_value(12).run()   # the "2" of "2026" (0-based 12)
     at.button(key="bahdanau.predict.reveal").click().run()
     assert not at.exception
-    verdicts = [s.value for s in at.success] + [w.value for w in at.warning]
+    verdicts = [s.value for s in at.success] + [w.value for w in at.warning] + [e.value for e in at.error]
     assert verdicts and "α" in verdicts[0]
+
+
+def _default_trace():
+    from core.seq2seq.explain import trace
+    from core.seq2seq.tasks import get_task
+    from core.seq2seq.train import CHECKPOINT_DIR, load_checkpoint
+
+    task = get_task("date")
+    return trace(load_checkpoint(CHECKPOINT_DIR / "date-bahdanau.safetensors"), task, task.examples[0])
+
+
+def test_verdict_is_close_only_for_at_least_half_the_largest_weight_and_never_for_zero():
+    from core.seq2seq.explain import verdict
+
+    assert verdict([0.1, 0.6, 0.3], 1) == "right"
+    assert verdict([0.1, 0.6, 0.3], 2) == "close"          # 0.3 = half of 0.6
+    assert verdict([0.1, 0.6, 0.29], 2) == "wrong"
+    assert verdict([0.004, 0.006, 0.99], 1) == "wrong"     # α = 0.006 rounds to 0.01 but is never close
+    assert verdict([0.0, 0.005, 0.008], 1) == "wrong"      # ≥ half of 0.008 but < 0.01: not close
+    assert verdict([0.0, 0.01, 0.015], 1) == "close"
+    assert verdict([0.0, 0.0, 1.0], 0) == "wrong"
+    tr = _default_trace()
+    for row in tr.weights:  # ... on the real model: close means α ≥ 0.01 and ≥ half the top
+        top = max(row)
+        for j, a in enumerate(row):
+            said = verdict(row, j)
+            assert said == ("right" if a == top else "close" if (a >= top / 2 and a >= 0.01) else "wrong")
+            if f"{a:.2f}" == "0.00":
+                assert said != "close"
+
+
+def test_predict_offers_only_the_steps_that_write_a_digit():
+    from core.seq2seq.explain import predictable_steps
+
+    tr = _default_trace()
+    assert tr.output_text == "2026-12-02"
+    assert predictable_steps(tr.outputs) == [0, 1, 2, 3, 5, 6, 8, 9]  # no "-", no end marker
+    at = run_lesson("bahdanau", "en")
+    assert keyed(at, "selectbox", "bahdanau.predict.step").options == [
+        f"step {i + 1}: {tr.outputs[i]}" for i in (0, 1, 2, 3, 5, 6, 8, 9)]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_after_the_first_reveal_changing_the_guess_shows_its_verdict_at_once(lang):
+    from core.seq2seq.explain import verdict
+
+    tr = _default_trace()
+    at = run_lesson("bahdanau", lang)
+    guess = keyed(at, "radio", "bahdanau.predict.guess")
+    guess.set_value(0).run()
+    at.button(key="bahdanau.predict.reveal").click().run()
+    row = tr.weights[0]
+    for j in range(len(tr.source)):  # no second click: each new guess is judged on the spot
+        keyed(at, "radio", "bahdanau.predict.guess").set_value(j).run()
+        assert not at.exception
+        assert not [b for b in at.button if b.key == "bahdanau.predict.reveal"]  # no second click needed
+        kind = {"right": at.success, "close": at.warning, "wrong": at.error}[verdict(row, j)]
+        assert len(kind) == 1 and f"{row[j]:.2f}" in kind[0].value, (j, verdict(row, j))
+
+
+def test_step_pickers_follow_the_input():
+    at = run_lesson("bahdanau", "en")
+    keyed(at, "select_slider", "bahdanau.step").set_value(9).run()
+    keyed(at, "selectbox", "bahdanau.predict.step").set_value(9).run()
+    at.text_input(key="bahdanau.input").set_value("二〇二六年十二月二日").run()
+    assert not at.exception and not at.error
+    step = keyed(at, "select_slider", "bahdanau.step")  # a new picker for the new input: step 1
+    assert step.value == 0
+    from ui.seq2seq import date_trace
+
+    tr = date_trace("二〇二六年十二月二日")
+    assert step.options == [f"step {i + 1}: {o.replace(' ', '␣')}" for i, o in enumerate(tr.outputs)]
+    assert any(c.value.startswith("y_1 = ") for c in at.code)
+    assert keyed(at, "selectbox", "bahdanau.predict.step").value == 0
+
+
+def test_try_it_slider_starts_where_the_bottleneck_shows():
+    from core.seq2seq.explain import bottleneck
+    from core.seq2seq.tasks import get_task
+    from core.seq2seq.train import CHECKPOINT_DIR, load_checkpoint
+
+    at = run_lesson("seq2seq", "en")
+    n = at.slider(key="seq2seq.length").value
+    task = get_task("copy")
+    plain = load_checkpoint(CHECKPOINT_DIR / "copy-none.safetensors")
+    attention = load_checkpoint(CHECKPOINT_DIR / "copy-bahdanau.safetensors")
+    long = "thequickbrownfoxjumpsoverthelazydogagain"
+
+    def shows(m):  # the no-attention model wrong, the attention model right: compared to the text itself
+        return bottleneck(plain, task, long[:m]).output != long[:m] and bottleneck(attention, task, long[:m]).output == long[:m]
+
+    assert shows(n) and not any(shows(m) for m in range(1, n))
+    shown = [c.value for c in at.code]
+    assert long[:n] in shown  # the page shows that prefix, and each model's answer under it
 
 
 def test_live_training_runs_and_reports():
@@ -153,3 +255,19 @@ def test_seq2seq_task_switch_shows_the_reverse_checkpoints():
     assert any(f"{rev_none['steps']} steps" in c.value for c in at.caption)  # its manifest caption
     names = [tr["name"] for tr in rev_curves[0]["data"]]
     assert names[0].startswith("No attention")
+
+
+@pytest.mark.parametrize("mode", ["screen", "present", "print"])
+def test_candidates_table_is_a_grid_on_screen_and_a_static_table_to_project_or_print(mode):
+    at = run_lesson("bahdanau", "en", present=mode == "present", step=3 if mode == "present" else None,
+                    print_view=mode == "print")
+    assert not at.exception and not at.error
+    def candidates(elements):
+        return [e.value for e in elements if list(e.value.columns) == ["candidate", "probability"]]
+
+    if mode == "screen":
+        assert len(candidates(at.dataframe)) == 1 and candidates(at.table) == []
+    else:  # the top-3 candidates of step 1 as a static table that scales and wraps
+        assert candidates(at.dataframe) == [] and len(candidates(at.table)) == 1
+        frame = candidates(at.table)[0]
+        assert len(frame) == 3 and frame["probability"].is_monotonic_decreasing

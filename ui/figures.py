@@ -6,7 +6,7 @@ import re
 
 import streamlit as st
 
-from ui import state
+from ui import state, theme
 from ui.i18n import t
 
 PLOTLY_CONFIG = {
@@ -64,6 +64,8 @@ def show(fig, *, key: str, data=None, filename: str | None = None, **chart_kwarg
     config = dict(PLOTLY_CONFIG, toImageButtonOptions={"format": "png", "filename": name, "scale": 2})
     if state.printing():
         config["staticPlot"] = True
+    elif state.presenter():
+        fig = theme.scaled_figure(fig)
     event = st.plotly_chart(fig, key=key, config=config, **chart_kwargs)
     if data is not None and not state.printing():
         download_buttons(key, data, name)

@@ -25,30 +25,36 @@ log = logging.getLogger(__name__)
 PATH_RE = re.compile(r"(?<![\w./])(?:[A-Za-z]:\\|~?/)[^\s'\"]*")
 LINK_RE = re.compile(r"\]\(lesson:(?P<id>[A-Za-z0-9_-]+)(?:#(?P<anchor>[A-Za-z0-9_-]+))?\)")
 
-PRESENTER_CSS = """
-<style>
-[data-testid="stMainBlockContainer"] { max-width: 78rem; }
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] li,
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] td,
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] th { font-size: 1.55rem; line-height: 1.5; }
-[data-testid="stMain"] h1 { font-size: 3.2rem; }
-[data-testid="stMain"] h2 { font-size: 2.4rem; }
-[data-testid="stMain"] label p, [data-testid="stMain"] button p { font-size: 1.3rem; }
-</style>
-"""
-
-# The printable view: no sidebar, no toolbar, no buttons; the browser's print dialog does the rest.
-PRINT_CSS = """
+# The printable view: text, figures and tables only, on A4 portrait. No sidebar, toolbar or
+# controls (text boxes, selects, sliders, radios, buttons, expanders); tables wrap to the page.
+CONTROLS = ('[data-testid="stTextInput"]', '[data-testid="stTextArea"]', '[data-testid="stSelectbox"]',
+            '[data-testid="stMultiSelect"]', '[data-testid="stSlider"]', '[data-testid="stRadio"]',
+            '[data-testid="stNumberInput"]', '[data-testid="stCheckbox"]', '[data-testid="stToggle"]',
+            '[data-testid="stButton"]', '[data-testid="stDownloadButton"]', '[data-testid="stExpander"]',
+            '[data-testid="stFileUploader"]', '[data-testid="stColorPicker"]', '[data-testid="stDateInput"]',
+            '[data-testid="stTimeInput"]', '[data-testid="stSegmentedControl"]', '[data-testid="stPills"]',
+            '[data-testid="stChatInput"]', '[data-testid="stFeedback"]')
+PRINT_CSS = f"""
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], header[data-testid="stHeader"],
 [data-testid="stToolbar"], [data-testid="stBaseButton-secondary"], [data-testid="stBaseButton-primary"],
-[data-testid="stDownloadButton"], .modebar-container { display: none !important; }
-[data-testid="stMainBlockContainer"] { max-width: 52rem; padding-top: 1rem; }
-@media print { [data-testid="stMain"] { overflow: visible !important; } }
+.modebar-container, [data-testid="stElementToolbar"], [data-testid="stBaseButton-elementToolbar"],
+[data-testid="stHeaderActionElements"], {", ".join(CONTROLS)} {{ display: none !important; }}
+[data-testid="stMainBlockContainer"] {{ max-width: 46rem; padding-top: 1rem; }}
+[data-testid="stTable"], [data-testid="stMarkdownContainer"] table {{ max-width: 100%; overflow: visible; }}
+[data-testid="stTable"] table, [data-testid="stMarkdownContainer"] table {{
+  width: 100%; table-layout: auto; font-size: 0.8rem; }}
+[data-testid="stTable"] td, [data-testid="stTable"] th, [data-testid="stTable"] td *,
+[data-testid="stTable"] th *, [data-testid="stMarkdownContainer"] td, [data-testid="stMarkdownContainer"] th {{
+  white-space: normal !important; overflow-wrap: anywhere !important; min-width: 0 !important;
+  padding-left: 0.2rem !important; padding-right: 0.2rem !important; }}
+@page {{ size: A4 portrait; margin: 12mm; }}
+@media print {{
+  [data-testid="stMain"], [data-testid="stAppViewContainer"] {{ overflow: visible !important; }}
+  [data-testid="stMainBlockContainer"] {{ max-width: 100%; padding: 0; }}
+}}
 </style>
 """
-
 
 def catalog() -> Catalog:
     """The lesson catalog; an instructor's edit shows on the next reload (files are re-stat'ed)."""
@@ -70,8 +76,88 @@ def rewrite_links(markdown: str) -> str:
 
 
 def apply_presenter_style() -> None:
+    """The presenter stylesheet (ui.theme), when presenter mode is on (never in print)."""
     if state.presenter():
-        st.html(PRESENTER_CSS)
+        from ui import theme
+
+        st.html(theme.presenter_css())
+
+
+def follow_inputs(key: str, *depends_on) -> str:
+    """The key for a widget whose options depend on the input (a token picker over a sentence, a
+    step picker over a decoder's output): ``key`` plus a digest of what the options come from.
+
+    When the input changes, the key changes, so the widget is a new one, built with the new
+    options and its default, instead of keeping a choice (and a label, such as "10: it") that
+    belongs to the old input. While the input stays the same, the choice stays. Code that reads
+    the choice without drawing the widget computes the same key from the same input."""
+    import hashlib
+
+    digest = hashlib.blake2s(repr(depends_on).encode("utf-8", "surrogatepass"), digest_size=5).hexdigest()
+    return f"{key}.{digest}"
+
+
+def table(data, **kwargs) -> None:
+    """A table: an interactive ``st.dataframe`` on screen; a static ``st.table`` in the printable
+    view (it wraps to the page, where a data grid would cut off its columns) and in presenter mode
+    (its text grows with the page, where a data grid's canvas keeps its small type). ``kwargs``
+    go to ``st.dataframe`` (``hide_index`` also to the static table)."""
+    if state.printing() or state.presenter():
+        import pandas as pd
+
+        frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+        if kwargs.get("hide_index"):
+            frame = frame.style.hide(axis="index")
+        st.table(frame)
+    else:
+        st.dataframe(data, **kwargs)
+
+
+# Presenter mode's keys and scrolling, run in a same-origin iframe (Streamlit runs no <script> in
+# st.html). The keydown handler (→/PageDown: Next, ←/PageUp: Previous, as a clicker sends) is put
+# on the app's document once per load and replaced on the next; keys typed into a control are left
+# alone. The frame's text changes with the step, so it reloads after every Next and Previous and
+# brings the step into view.
+PRESENTER_JS = """<script>
+(function () {
+  const win = window.parent, doc = win.document;
+  const anchor = %(anchor)s, step = %(step)d;
+  if (win.__attnlabKeys) doc.removeEventListener("keydown", win.__attnlabKeys, true);
+  win.__attnlabKeys = function (e) {
+    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    const el = doc.activeElement;
+    if (el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName) ||
+               el.getAttribute("role") === "slider" || el.closest("[data-baseweb=select]"))) return;
+    let which = null;
+    if (e.key === "ArrowRight" || e.key === "PageDown") which = "next";
+    else if (e.key === "ArrowLeft" || e.key === "PageUp") which = "prev";
+    if (!which) return;
+    const button = doc.querySelector("[class*='-" + which + "-sidebar'] button") ||
+                   doc.querySelector("[class*='-" + which + "-main'] button");
+    if (!button || button.disabled) return;
+    e.preventDefault();
+    button.click();
+  };
+  doc.addEventListener("keydown", win.__attnlabKeys, true);
+  function show() {
+    const heads = doc.querySelectorAll("[data-testid=stMain] h2");
+    const target = step === 0 ? doc.querySelector("[data-testid=stMain] h1")
+                 : (anchor && doc.getElementById(anchor)) || heads[heads.length - 1];
+    if (target) target.scrollIntoView({block: "start"});
+    win.__attnlabShown = step;
+  }
+  if (win.__attnlabShown !== step) { setTimeout(show, 100); setTimeout(show, 700); }
+})();
+</script>"""
+
+
+def presenter_keys(step: int, anchor: str | None) -> None:
+    """The keys and the scroll for presenter mode (call in the sidebar, once per run)."""
+    import json
+
+    html = PRESENTER_JS % {"anchor": json.dumps(anchor), "step": step}
+    with st.container(key="presenter-keys", height=1, border=False):
+        st.iframe(html, height=1, tab_index=-1)
 
 
 @contextmanager
@@ -195,14 +281,14 @@ class LessonPage:
         # The URL's step counts on arrival (a deep link); after that the buttons own the step.
         if "step" in qp and key not in ss and ss.get("step_owner") in (None, self.lesson_id):
             try:
-                ss[key] = int(qp["step"])
+                ss[key] = int(qp["step"]) - 1  # people count from 1: step 1 is the intro
             except ValueError:
                 pass
         ss["step_owner"] = self.lesson_id
         step = max(0, min(int(ss.get(key, 0)), total - 1))
         ss[key] = step
         if state.presenter():
-            qp["step"] = str(step)
+            qp["step"] = str(step + 1)
         elif "step" in qp:
             del qp["step"]
         return step
@@ -291,6 +377,7 @@ class LessonPage:
             with st.sidebar:
                 st.caption(t("app.step_of", step=upto + 1, total=total))
                 self._step_controls(upto, total, "sidebar")
+                presenter_keys(upto, steps[upto].anchor if upto else None)
         where = rel(lesson.markdown_path(lang))
         shown = steps[: upto + 1]
         # One container per step, in the lesson's order: each is filled with its text first, then the

@@ -35,18 +35,28 @@ def progress_json() -> str:
                        "language": state.lang(), "lessons": progress()}, ensure_ascii=False, indent=1)
 
 
+def recorded(lesson_id: str, block: Block) -> dict | None:
+    """What the progress holds for this block, if anything."""
+    return progress().get(lesson_id, {}).get(block.key)
+
+
 def quiz(lesson_id: str, block: Block, args: dict) -> None:
+    """A multiple-choice question. Every try gets feedback; the progress keeps the FIRST answer
+    (a wrong try, then the right one after reading the explanation, scores 0 of 1)."""
     key = f"{lesson_id}.{block.key}"
     options = list(range(len(block.choices)))
     with st.container(border=True):
         st.markdown(f"**{t('quiz.title')}** · {args['question']}")
+        if state.printing():  # a handout: the choices as a list, nothing to click
+            st.markdown("\n".join(f"- {text}" for _, text in block.choices))
+            return
         choice = st.radio(t("quiz.choose"), options, index=None, key=f"{key}.choice",
-                          format_func=lambda i: block.choices[i][1], label_visibility="collapsed",
-                          disabled=state.printing())
+                          format_func=lambda i: block.choices[i][1], label_visibility="collapsed")
         if st.button(t("quiz.check"), key=f"{key}.check", disabled=choice is None):
             correct = block.choices[choice][0]
             st.session_state[f"{key}.result"] = correct
-            _record(lesson_id, block, args["question"], answer=block.choices[choice][1], correct=correct)
+            if recorded(lesson_id, block) is None:
+                _record(lesson_id, block, args["question"], answer=block.choices[choice][1], correct=correct)
         result = st.session_state.get(f"{key}.result")
         if result is not None:
             (st.success if result else st.error)(t("quiz.right") if result else t("quiz.wrong"))
@@ -58,9 +68,10 @@ def predict(lesson_id: str, block: Block, args: dict) -> None:
     key = f"{lesson_id}.{block.key}"
     with st.container(border=True):
         st.markdown(f"**{t('quiz.predict_title')}** · {args['question']}")
+        if state.printing():  # a handout: the question alone, no empty box to fill in
+            return
         guess = st.text_input(t("quiz.your_guess"), key=f"{key}.guess", max_chars=300,
-                              placeholder=args.get("placeholder") or t("quiz.guess_placeholder"),
-                              disabled=state.printing())
+                              placeholder=args.get("placeholder") or t("quiz.guess_placeholder"))
         if st.button(t("quiz.reveal"), key=f"{key}.reveal", disabled=not guess.strip()):
             st.session_state[f"{key}.revealed"] = True
             _record(lesson_id, block, args["question"], guess=guess.strip())

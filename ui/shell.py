@@ -4,8 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.lessons import Lesson
-from ui import lesson as lesson_ui
 from ui import bert, quiz, state, warmup
+from ui import lesson as lesson_ui
 from ui.i18n import LANG_NAMES, t
 
 
@@ -56,17 +56,19 @@ def _device_label() -> str:
 
 
 def sidebar():
-    """Draw the sidebar; returns the slots for the device line and the progress, filled after the page ran."""
+    """Draw the sidebar; returns the slots for the device line, the model picker and the progress,
+    filled after the page ran (the page may have loaded torch, fallen back from a model that
+    failed to load, or recorded an answer by then: the sidebar names what is in use now)."""
     with st.sidebar:
         st.markdown(f"**{t('app.name')}**  \n{t('app.tagline')}")
         st.radio(t("app.language"), options=list(LANG_NAMES), format_func=LANG_NAMES.get,
                  key="lang", horizontal=True, on_change=_on_lang)
         st.toggle(t("app.presenter"), key="present", help=t("app.presenter_help"), on_change=_on_present)
         device_slot = st.empty()  # filled after the page ran: a page may have loaded torch by then
-        bert.model_picker()
+        picker_slot = st.container()
         st.markdown(f"[{t('app.print_view')}](?lang={state.lang()}&print=1)", help=t("app.print_help"))
         progress_slot = st.container()  # filled after the page ran: it may have just recorded an answer
-    return device_slot, progress_slot
+    return device_slot, picker_slot, progress_slot
 
 
 def _progress() -> None:
@@ -82,9 +84,11 @@ def _progress() -> None:
 def main() -> None:
     state.init()
     page = navigation()
-    device_slot, progress_slot = sidebar()
+    device_slot, picker_slot, progress_slot = sidebar()
     page.run()
     device_slot.caption(_device_label())
+    with picker_slot:
+        bert.model_picker()
     with progress_slot:
         _progress()
     warmup.start()

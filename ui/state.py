@@ -1,5 +1,8 @@
 """Per-session settings that come from the address bar: language, presenter mode, step.
 
+``?step=N`` (N counts from 1; step 1 is the lesson's intro) opens presenter mode at that step.
+The printable view (``?print=1``) is never in presenter mode, whatever the address says.
+
 Precedence for the language: ``?lang=`` in the URL, else what the session chose, else the
 browser's locale (st.context.locale), else zh-TW, the lecture's language. The chosen values are
 written back to the URL so that every view is a deep link.
@@ -48,6 +51,8 @@ def init() -> None:
         except Exception:  # no browser (bare mode)
             locale = None
         ss["lang"] = _lang_from_locale(locale) or DEFAULT_LANG
+    if "step" in qp and "present" not in qp and not printing():
+        qp["present"] = "1"  # a deep link to a step is a presenter link
     if "present" in qp:
         want = qp.get("present", "").lower() in TRUE
         if ss.get("present") != want:
@@ -70,9 +75,10 @@ def lang() -> str:
 
 
 def presenter() -> bool:
+    """Presenter mode: on by the sidebar toggle, ``?present=1`` or ``?step=N``; never in print."""
     if "present" not in st.session_state:
         init()
-    return bool(st.session_state["present"])
+    return bool(st.session_state["present"]) and not printing()
 
 
 def printing() -> bool:
@@ -89,5 +95,7 @@ def set_presenter(on: bool) -> None:
     st.session_state["present"] = bool(on)
     if on:
         st.query_params["present"] = "1"
-    elif "present" in st.query_params:
-        del st.query_params["present"]
+    else:
+        for name in ("present", "step"):  # a step left in the address would switch it back on
+            if name in st.query_params:
+                del st.query_params[name]

@@ -147,3 +147,44 @@ def alignment_of(model: Seq2Seq, task: Task, text: str) -> tuple[list[str], list
     ids, _, steps = model.greedy(src, lens, trace=True)
     tokens = [task.tgt_vocab.itos[i] for i in ids[0, : len(steps)].tolist()]
     return tokens, [st["weights"][0].tolist() for st in steps]
+
+
+# -- lesson 3's predict block and lesson 2's "Try it" slider ------------------------------------
+
+CLOSE_SHARE = 0.5    # "close": at least half the largest weight of the step ...
+CLOSE_MIN = 0.01     # ... and at least this much (an input the step all but ignores is never close)
+
+
+def verdict(weights: list[float], guess: int) -> str:
+    """How good a guess of "the input step i looks at most" is, from that step's α_i·:
+    ``"right"`` when ``guess`` has the largest weight, ``"close"`` when its weight is at least
+    half the largest and at least 0.01, else ``"wrong"``."""
+    if not 0 <= guess < len(weights):
+        raise IndexError(f"guess {guess} is not an input position (0..{len(weights) - 1})")
+    top = max(weights)
+    a = weights[guess]
+    if a == top:
+        return "right"
+    if a >= CLOSE_SHARE * top and a >= CLOSE_MIN:
+        return "close"
+    return "wrong"
+
+
+def predictable_steps(outputs: list[str]) -> list[int]:
+    """The output steps worth predicting: those that write a digit. A separator, the end marker
+    or padding comes from no single input, so "which input does it look at" has no answer."""
+    return [i for i, out in enumerate(outputs) if len(out) == 1 and out.isdecimal()]
+
+
+@torch.no_grad()
+def bottleneck_start(plain: Seq2Seq, attention: Seq2Seq, task: Task, text: str, default: int) -> int:
+    """Where lesson 2's "Try it" slider starts: the length of the shortest prefix of ``text`` that
+    the model without attention copies wrong and the attention model copies right (the bottleneck,
+    seen). ``default`` when no prefix shows it."""
+    for n in range(1, min(len(text), task.max_src_len) + 1):
+        prefix = text[:n]
+        if task.src_vocab.unknown(prefix):
+            continue
+        if bottleneck(plain, task, prefix).correct is False and bottleneck(attention, task, prefix).correct:
+            return n
+    return default
