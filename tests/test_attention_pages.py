@@ -151,7 +151,7 @@ def test_multi_head_bad_input(text, notice):
 
 @pytest.mark.parametrize("lesson_id, step", [(SA, 2), (SA, 4), (MH, 3)])
 def test_presenter_mode_deep_link(lesson_id, step):
-    at = run_lesson(lesson_id, "zh-TW", present=True, step=step)
+    at = run_lesson(lesson_id, "zh-TW", present=True, step=step + 1)  # steps count from 1
     assert not at.exception and not at.error
     assert len(at.header) == step
 
@@ -224,7 +224,7 @@ def test_reordered_sections_still_draw_every_figure(heatmap_first, lang, monkeyp
 
 def test_reordered_heatmap_draws_in_presenter_mode_before_its_inputs(heatmap_first, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(heatmap_first))
-    at = run_lesson(SA, "en", present=True, step=1)  # intro and the heatmap only; the inputs' step is hidden
+    at = run_lesson(SA, "en", present=True, step=2)  # intro and the heatmap only; the inputs' step is hidden
     assert not at.exception and not at.error
     assert [h.anchor for h in at.header] == ["heatmap"]
     assert len(_charts(at)) == 1

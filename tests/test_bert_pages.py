@@ -164,9 +164,9 @@ def test_presenter_mode_reveals_step_by_step(lesson_id):
     from core.lessons import load_catalog
 
     last = len(load_catalog().get(lesson_id).steps("zh-TW")) - 1
-    first = run_lesson(lesson_id, "zh-TW", present=True, step=0)
+    first = run_lesson(lesson_id, "zh-TW", present=True, step=1)
     assert _errors(first) == [] and _charts(first) == 0     # the intro only: no figure yet
-    end = run_lesson(lesson_id, "zh-TW", present=True, step=last)
+    end = run_lesson(lesson_id, "zh-TW", present=True, step=last + 1)
     assert _errors(end) == [] and _charts(end) == (7 if lesson_id == "bert-inputs" else 9)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import lesson
 from ui.i18n import t
 
 
@@ -32,7 +33,7 @@ def _bahdanau() -> None:
              t("worked.sym_alpha"): _num(ex.alpha[j])} for j in range(len(ex.inputs))]
     rows.append({t("worked.input"): t("worked.sym_c"), t("worked.sym_h"): _vec(ex.c), t("worked.sym_hidden"): "",
                  t("worked.sym_e"): "", t("worked.sym_alpha"): _num(sum(ex.alpha))})
-    st.dataframe(rows, hide_index=True)
+    lesson.table(rows, hide_index=True)
     st.caption(t("worked.bahdanau_caption", s=_vec(ex.s_prev), v=_vec(ex.v_a)))
 
 
@@ -42,7 +43,7 @@ def _attention() -> None:
              t("worked.sym_v"): _vec(ex.V[i]), t("worked.sym_dots"): _vec(ex.dots[i]),
              t("worked.sym_scaled"): _vec(ex.scaled[i]), t("worked.sym_weights"): _vec(ex.weights[i]),
              t("worked.sym_z"): _vec(ex.Z[i])} for i, tok in enumerate(ex.tokens)]
-    st.dataframe(rows, hide_index=True)
+    lesson.table(rows, hide_index=True)
     st.caption(t("worked.attention_caption", d_k=ex.d_k))
 
 
@@ -55,7 +56,7 @@ def _megatron() -> None:
                  t("worked.sym_Y"): "", t("worked.sym_Z"): _vec(ex.Z[0])})
     rows.append({t("worked.rank"): t("worked.single"), t("worked.sym_A"): _mat(ex.A), t("worked.sym_B"): _mat(ex.B),
                  t("worked.sym_Y"): _vec(ex.Y_full[0]), t("worked.sym_Z"): _vec(ex.Z_full[0])})
-    st.dataframe(rows, hide_index=True)
+    lesson.table(rows, hide_index=True)
     st.caption(t("worked.megatron_caption", x=_vec(ex.X[0])))
 
 

@@ -35,11 +35,11 @@ def test_authored_lesson_in_the_browser(tmp_path, page):
         text = main.inner_text()
         assert "Right." in text and "Self-attention scores every pair of tokens" in text
         sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-        assert "1 of 1 quiz answers right" in sidebar
+        assert "0 of 1 quiz answers right" in sidebar  # the first answer was wrong: it counts
         with page.expect_download() as dl:
             page.locator('[data-testid="stSidebar"] [data-testid="stDownloadButton"] button').click()
         saved = dl.value.path().read_text(encoding="utf-8")
-        assert '"attention-recap"' in saved and '"correct": true' in saved
+        assert '"attention-recap"' in saved and '"correct": false' in saved
         screenshot(page, "authored-lesson-en")
         # presenter mode steps through the new lesson too; the Chinese text is there
         open_app(page, f"{url}/attention-recap?lang=zh-TW&present=1", timeout=180_000)

@@ -46,13 +46,13 @@ def test_sidebar_navigation_language_switch_and_presenter_mode(server, page):
     page.locator('[data-testid="stMain"] button', has_text="下一步").click()
     wait_idle(page)
     page.wait_for_function("() => document.querySelectorAll('[data-testid=stMain] h2').length === 1")
-    assert "step=1" in page.url and "present=1" in page.url
+    assert "step=2" in page.url and "present=1" in page.url
     screenshot(page, "presenter-nlp-tasks-step1-zh")
     assert real_console_errors(page) == []
 
 
 def test_deep_link_to_a_presenter_step(server, page):
-    open_app(page, f"{server}/nlp-tasks?lang=en&present=1&step=2")
+    open_app(page, f"{server}/nlp-tasks?lang=en&present=1&step=3")
     page.wait_for_function("() => document.querySelectorAll('[data-testid=stMain] h2').length === 2")
     assert page.locator('[data-testid="stMain"] h2').nth(1).inner_text().startswith("Family two")
     assert real_console_errors(page) == []
