@@ -71,6 +71,7 @@ class ProtocolSession:
         self.jar = CookieJar()
         self.ws = None
         self.session_id = ""
+        self.replica: str | None = None
         self.page_hash = ""
         self.text_id: str | None = None
         self.widget_values: dict[str, str] = {}
@@ -83,17 +84,18 @@ class ProtocolSession:
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
         with opener.open(f"{self.base}/{self.page}?{self.query}", timeout=30) as r:
             r.read()
+            self.replica = r.headers.get("X-Attention-Lab-Replica")  # set by ui.cluster's nginx
 
     async def connect(self, *, reconnect: bool = False) -> None:
         await asyncio.to_thread(self._http_get)
         parsed = urlparse(self.base)
         scheme = "wss" if parsed.scheme == "https" else "ws"
-        # entries: subprotocol, XSRF token (none: no auth cookie is used), previous session id
-        protocols = ["streamlit"] + (["", self.session_id] if reconnect and self.session_id else [])
+        # entries: subprotocol, XSRF token (only checked before reading an auth cookie, which we do
+        # not send), previous session id (the browser's reconnect)
+        protocols = ["streamlit"] + (["noxsrf", self.session_id] if reconnect and self.session_id else [])
         headers = {"Cookie": _cookie_header(self.jar)} if len(self.jar) else {}
         self.ws = await websockets.connect(
-            f"{scheme}://{parsed.netloc}{parsed.path}/_stcore/stream",
-            subprotocols=[websockets.Subprotocol(",".join(protocols))] if reconnect else ["streamlit"],
+            f"{scheme}://{parsed.netloc}{parsed.path}/_stcore/stream", subprotocols=protocols,
             additional_headers=headers, max_size=None, open_timeout=30, ping_interval=None)
         self._queue = asyncio.Queue()
         self._reader = asyncio.create_task(self._read())
@@ -139,7 +141,12 @@ class ProtocolSession:
         back = BackMsg()
         self._client_state(back)
         t0 = time.perf_counter()
-        await self.ws.send(back.SerializeToString())
+        if self.ws is None:
+            raise ProtocolError("not connected")
+        try:
+            await self.ws.send(back.SerializeToString())
+        except websockets.ConnectionClosed as e:
+            raise ProtocolError(f"the server closed the connection ({e})") from None
         return await self._collect(t0)
 
     async def _collect(self, t0: float) -> Run:
