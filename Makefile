@@ -6,12 +6,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test check browser bench clean
+.PHONY: run test check browser nginx bench load gpu-check clean
 
 run: $(VENV)/.deps-run
 	$(PY) -m ui.serve --server.port $(PORT)
 
-test: $(VENV)/.deps-test browser
+test: $(VENV)/.deps-test browser nginx
 	$(PY) -m core.lessons check
 	$(PY) -m pytest
 
@@ -31,6 +31,18 @@ $(VENV)/.deps-run: requirements.txt | $(VENV)/bin/python
 $(VENV)/.deps-test: requirements.txt requirements-dev.txt $(VENV)/.deps-run
 	$(PY) -m pip install -qq --disable-pip-version-check -r requirements-dev.txt
 	touch $@
+
+# A class on one server: 30 protocol-level sessions edit lesson 4 for a minute, then a burst of 30.
+load: $(VENV)/.deps-test
+	$(PY) bench/bench_load.py --sessions 30 --page self-attention --interval 15 --duration 60 --burst 1
+
+# Every lesson's model on the GPU (says so and exits 0 where there is no CUDA).
+gpu-check: $(VENV)/.deps-run
+	$(PY) -m core.gpu_check
+
+# Debian's nginx, the load balancer of `python -m ui.cluster` (tests/test_cluster.py starts one).
+nginx:
+	@bash scripts/ensure-nginx.sh
 
 # Browser tests drive Debian's Chromium (never `playwright install`, which downloads a browser).
 browser:
