@@ -172,7 +172,7 @@ async def ratio(args) -> dict:
 
 
 async def run(args) -> dict:
-    result: dict = {"url": args.url, "page": args.page, "lang": args.lang, "sessions": args.sessions,
+    result: dict = {"server_env": args.server_env, "url": args.url, "page": args.page, "lang": args.lang, "sessions": args.sessions,
                     "interval_s": args.interval, "duration_s": args.duration, "burst_rounds": args.burst}
     result["rss_mb_start"] = rss_mb(args.pid)
     if args.ratio:
@@ -253,13 +253,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
+    ap.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="environment of the server this benchmark starts, e.g. OMP_NUM_THREADS=2")
     args = ap.parse_args(argv)
     proc = None
     if not args.url:
         from tests.e2e.conftest import free_port, start_server, wait_healthy
 
         port = free_port()
-        proc = start_server(port)
+        proc = start_server(port, env=dict(kv.split("=", 1) for kv in args.server_env))
         args.url = f"http://127.0.0.1:{port}"
         wait_healthy(args.url, proc)
         args.pid = [proc.pid]
