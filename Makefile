@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test check browser nginx bench load gpu-check clean
+.PHONY: run test check browser nginx bench load soak gpu-check clean
 
 run: $(VENV)/.deps-run
 	$(PY) -m ui.serve --server.port $(PORT)
@@ -19,7 +19,11 @@ check: $(VENV)/.deps-run
 	$(PY) -m core.lessons check
 
 bench: $(VENV)/.deps-test browser
-	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	for b in bench/bench_*.py; do case $$b in *soak*) continue;; esac; echo "== $$b"; $(PY) $$b || exit 1; done
+
+# A term of use without a restart (~20-30 min on 2 cores): RSS after 500 and 2,000 reruns.
+soak: $(VENV)/.deps-test
+	$(PY) bench/bench_soak.py --marks 500 2000
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
