@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import sys
 import time
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lang", default="en")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` too stops our server
     from playwright.sync_api import sync_playwright
 
     proc = None

@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import random
+import signal
 import statistics
 import sys
 import time
@@ -174,6 +175,7 @@ async def ratio(args) -> dict:
 async def run(args) -> dict:
     result: dict = {"server_env": args.server_env, "url": args.url, "page": args.page, "lang": args.lang, "sessions": args.sessions,
                     "interval_s": args.interval, "duration_s": args.duration, "burst_rounds": args.burst}
+    started = time.monotonic()
     result["rss_mb_start"] = rss_mb(args.pid)
     if args.ratio:
         result["ratio"] = await ratio(args)
@@ -193,14 +195,25 @@ async def run(args) -> dict:
             peak = max(peak, rss_mb(args.pid) or 0.0)
             await asyncio.sleep(1)
 
+    async def drive():
+        for go in burst_go:  # when every live session is waiting, all send their edit at once
+            await asyncio.gather(*(e.wait() for e in ready))
+            for i, e in enumerate(ready):
+                if not gone[i]:
+                    e.clear()
+            go.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     sampler = asyncio.create_task(sample())
-    for go in burst_go:  # when every live session is waiting, all send their edit at once
-        await asyncio.gather(*(e.wait() for e in ready))
-        for i, e in enumerate(ready):
-            if not gone[i]:
-                e.clear()
-        go.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    left = args.max_wall - (time.monotonic() - started)
+    try:
+        await asyncio.wait_for(drive(), max(1.0, left))
+        result["cut_short"] = False
+    except asyncio.TimeoutError:  # report what was measured; runs still in flight are not counted
+        result["cut_short"] = True
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
     sampler.cancel()
     result.update({
         "wall_s": round(time.monotonic() - t0, 1),
@@ -223,7 +236,7 @@ def report(r: dict) -> None:
         return f"  {name:<11} n=0"
     print(f"{r['sessions']} sessions on /{r['page']} (lang {r['lang']}), one edit every ~{r['interval_s']} s "
           f"for {r['duration_s']} s, then {r['burst_rounds']} burst(s) of {r['sessions']} at once; "
-          f"{r['wall_s']} s")
+          f"{r['wall_s']} s" + (" (cut short by --max-wall)" if r.get("cut_short") else ""))
     if "ratio" in r:
         q = r["ratio"]
         print(f"  idle edit {q['edit_median_s'] * 1000:.0f} ms / forward {q['forward_median_s'] * 1000:.1f} ms "
@@ -252,10 +265,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ratio", action="store_true", help="also time idle edits against the forward pass")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-wall", type=float, default=600.0,
+                    help="seconds after which the sessions stop and what was measured is reported")
     ap.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
     ap.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
                     help="environment of the server this benchmark starts, e.g. OMP_NUM_THREADS=2")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` too stops our server
     proc = None
     if not args.url:
         from tests.e2e.conftest import free_port, start_server, wait_healthy

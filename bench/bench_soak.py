@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import random
+import signal
 import sys
 import time
 from pathlib import Path
@@ -115,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` too stops our server
     proc = None
     if not args.url:
         from tests.e2e.conftest import free_port, start_server, wait_healthy
