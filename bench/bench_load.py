@@ -1,0 +1,296 @@
+"""A class on one server: N protocol-level sessions (no browser) editing a lesson's sentence.
+
+    python bench/bench_load.py [--url URL] [--sessions 30] [--page self-attention] [--lang en]
+                               [--interval 15] [--duration 60] [--burst 1] [--ramp 10]
+                               [--pid PID ...] [--ratio] [--json]
+
+Each session speaks Streamlit's own websocket protocol (bench/protocol.py): it opens /<page>?lang=..,
+then replaces the sentence at exponentially distributed intervals (mean --interval s) for
+--duration s; then --burst rounds in which all N send their edit at the same moment. An edit counts
+as an error unless its run finishes without an exception and the new sentence's marker word is in a
+Plotly figure that came back (the edit reached the figures). Times are from the send to
+``script_finished``. Without --url the benchmark starts its own server (``python -m ui.serve``) and
+reads its RSS; with --url, pass the server's pid(s) with --pid (``python -m ui.cluster`` prints them).
+--lang both alternates sessions between en and zh-TW. --ratio first times 10 edits of one idle
+session against the model's own forward pass on the same sentence (the budget is 3x).
+Budgets (2 cores): 30 sessions every ~15 s: 0 errors, p95 <= 1 s; burst of 30: p95 <= 3 s;
+RSS <= 1.5 GB.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.protocol import ProtocolError, ProtocolSession  # noqa: E402
+
+# Words that are one WordPiece in every English BERT vocabulary, so each is a token in the figures.
+MARKERS = ["river", "garden", "doctor", "window", "music", "winter", "mountain", "kitchen", "teacher",
+           "market", "forest", "letter", "island", "bridge", "engine", "summer", "camera", "coffee",
+           "planet", "silver", "farmer", "ocean", "castle", "pilot", "village", "dinner", "student",
+           "table", "horse", "train", "paper", "queen", "storm", "candle", "valley", "painter"]
+TEMPLATES = {
+    "en": "The {w} did not move because it was tired, said the {o}.",
+    "zh-TW": "老師說 {w} 很重要，因為 the {o} was tired.",
+}
+
+
+def sentence(rng: random.Random, lang: str, long: bool = False) -> tuple[str, str]:
+    """A new sentence and its marker word (a token the figures must show)."""
+    w, o = rng.sample(MARKERS, 2)
+    text = TEMPLATES.get(lang, TEMPLATES["en"]).format(w=w, o=o)
+    if long:  # past the lessons' token cap: the marker leads, so it survives the cut
+        text = text + " " + " ".join(rng.choice(MARKERS) for _ in range(200))
+    return text, w
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    return v[min(len(v) - 1, max(0, int(round(q * len(v))) - 1))]
+
+
+def summary(values: list[float]) -> dict:
+    return {"n": len(values), "median_s": round(statistics.median(values), 3) if values else None,
+            "p95_s": round(pct(values, 0.95), 3) if values else None,
+            "max_s": round(max(values), 3) if values else None}
+
+
+def rss_mb(pids: list[int]) -> float | None:
+    """Resident memory of the server processes and their children (torchrun, workers), MB."""
+    if not pids:
+        return None
+    import psutil
+
+    total = 0
+    for pid in pids:
+        try:
+            p = psutil.Process(pid)
+            procs = [p, *p.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+        for q in procs:
+            try:
+                total += q.memory_info().rss
+            except psutil.NoSuchProcess:
+                pass
+    return round(total / 2**20, 1)
+
+
+class Stats:
+    def __init__(self):
+        self.first_load: list[float] = []
+        self.steady: list[float] = []
+        self.burst: list[float] = []
+        self.errors: list[str] = []
+        self.bytes: list[int] = []
+
+
+async def edit(sess: ProtocolSession, rng: random.Random, lang: str, stats: Stats, bucket: list[float],
+               who: int) -> None:
+    text, marker = sentence(rng, lang)
+    try:
+        run = await sess.set_text(text)
+    except (ProtocolError, OSError) as e:
+        stats.errors.append(f"session {who}: {e}")
+        return
+    bucket.append(run.seconds)
+    stats.bytes.append(run.bytes)
+    if run.exceptions:
+        stats.errors.append(f"session {who}: {run.exceptions[0][:200]}")
+    elif not run.figures_contain(marker):
+        stats.errors.append(f"session {who}: '{marker}' not in any of {len(run.figures)} figures")
+
+
+async def student(who: int, args, stats: Stats, t_end: float, burst_go: list[asyncio.Event],
+                  ready: list[asyncio.Event], gone: list[bool]) -> None:
+    rng = random.Random(args.seed * 1000 + who)
+    lang = ("en", "zh-TW")[who % 2] if args.lang == "both" else args.lang
+    await asyncio.sleep(args.ramp * who / max(1, args.sessions))
+    sess = ProtocolSession(args.url, args.page, lang=lang, timeout=args.timeout)
+    try:
+        try:
+            first = await sess.open()
+        except (ProtocolError, OSError) as e:
+            stats.errors.append(f"session {who}: open failed: {e}")
+            return
+        stats.first_load.append(first.seconds)
+        if first.exceptions:
+            stats.errors.append(f"session {who}: open: {first.exceptions[0][:200]}")
+        while True:
+            wait = rng.expovariate(1 / args.interval) if args.interval > 0 else 0
+            if time.monotonic() + wait >= t_end:
+                break
+            await asyncio.sleep(wait)
+            await edit(sess, rng, lang, stats, stats.steady, who)
+        for go in burst_go:
+            ready[who].set()
+            await go.wait()
+            await edit(sess, rng, lang, stats, stats.burst, who)
+    finally:
+        gone[who] = True
+        ready[who].set()
+        await sess.close()
+
+
+async def ratio(args) -> dict:
+    """One idle session: median edit time over the model's own forward pass on the same text."""
+    import torch
+
+    torch.set_num_threads(1)  # what ui.serve gives each computation (OMP_NUM_THREADS=1)
+    import core.bert as cb
+
+    bundle = cb.load("")
+    rng = random.Random(args.seed)
+    sess = ProtocolSession(args.url, args.page, lang="en", timeout=args.timeout)
+    await sess.open()
+    edits, forwards = [], []
+    for _ in range(10):
+        text, _ = sentence(rng, "en")
+        run = await sess.set_text(text)
+        edits.append(run.seconds)
+        enc = cb.encode_pair(bundle, text, None, max_length=64)
+        ids = torch.tensor([enc.input_ids], device=bundle.device)
+        with torch.no_grad():
+            bundle.model(input_ids=ids, output_attentions=True)  # warm
+            t0 = time.perf_counter()
+            bundle.model(input_ids=ids, output_attentions=True)
+            forwards.append(time.perf_counter() - t0)
+    await sess.close()
+    e, f = statistics.median(edits), statistics.median(forwards)
+    return {"edit_median_s": round(e, 4), "forward_median_s": round(f, 4), "ratio": round(e / f, 1),
+            "edit_p95_s": round(pct(edits, 0.95), 4)}
+
+
+async def run(args) -> dict:
+    result: dict = {"server_env": args.server_env, "url": args.url, "page": args.page, "lang": args.lang, "sessions": args.sessions,
+                    "interval_s": args.interval, "duration_s": args.duration, "burst_rounds": args.burst}
+    started = time.monotonic()
+    result["rss_mb_start"] = rss_mb(args.pid)
+    if args.ratio:
+        result["ratio"] = await ratio(args)
+    stats = Stats()
+    burst_go = [asyncio.Event() for _ in range(args.burst)]
+    ready = [asyncio.Event() for _ in range(args.sessions)]
+    gone = [False] * args.sessions
+    t0 = time.monotonic()
+    t_end = t0 + args.ramp + args.duration
+    tasks = [asyncio.create_task(student(i, args, stats, t_end, burst_go, ready, gone))
+             for i in range(args.sessions)]
+    peak = 0.0
+
+    async def sample():
+        nonlocal peak
+        while True:
+            peak = max(peak, rss_mb(args.pid) or 0.0)
+            await asyncio.sleep(1)
+
+    async def drive():
+        for go in burst_go:  # when every live session is waiting, all send their edit at once
+            await asyncio.gather(*(e.wait() for e in ready))
+            for i, e in enumerate(ready):
+                if not gone[i]:
+                    e.clear()
+            go.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    sampler = asyncio.create_task(sample())
+    left = args.max_wall - (time.monotonic() - started)
+    try:
+        await asyncio.wait_for(drive(), max(1.0, left))
+        result["cut_short"] = False
+    except asyncio.TimeoutError:  # report what was measured; runs still in flight are not counted
+        result["cut_short"] = True
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    sampler.cancel()
+    result.update({
+        "wall_s": round(time.monotonic() - t0, 1),
+        "first_load": summary(stats.first_load),
+        "steady": summary(stats.steady),
+        "burst": summary(stats.burst),
+        "errors": len(stats.errors),
+        "error_samples": stats.errors[:5],
+        "kb_per_edit_median": round(statistics.median(stats.bytes) / 1024, 1) if stats.bytes else None,
+        "rss_mb_peak": peak or None,
+        "rss_mb_end": rss_mb(args.pid),
+    })
+    return result
+
+
+def report(r: dict) -> None:
+    def line(name, s):
+        if s["n"]:
+            return f"  {name:<11} n={s['n']:<4} median {s['median_s']:.2f} s  p95 {s['p95_s']:.2f} s  max {s['max_s']:.2f} s"
+        return f"  {name:<11} n=0"
+    print(f"{r['sessions']} sessions on /{r['page']} (lang {r['lang']}), one edit every ~{r['interval_s']} s "
+          f"for {r['duration_s']} s, then {r['burst_rounds']} burst(s) of {r['sessions']} at once; "
+          f"{r['wall_s']} s" + (" (cut short by --max-wall)" if r.get("cut_short") else ""))
+    if "ratio" in r:
+        q = r["ratio"]
+        print(f"  idle edit {q['edit_median_s'] * 1000:.0f} ms / forward {q['forward_median_s'] * 1000:.1f} ms "
+              f"= {q['ratio']}x (budget 3x)")
+    print(line("first load", r["first_load"]))
+    print(line("steady", r["steady"]) + "   (budget p95 <= 1 s)")
+    print(line("burst", r["burst"]) + "   (budget p95 <= 3 s)")
+    print(f"  errors {r['errors']} (budget 0) {r['error_samples'][:2] if r['errors'] else ''}")
+    print(f"  {r['kb_per_edit_median']} KB sent per edit (median)")
+    if r["rss_mb_end"] is not None:
+        print(f"  server RSS: start {r['rss_mb_start']} MB, peak {r['rss_mb_peak']} MB, end {r['rss_mb_end']} MB "
+              f"(budget 1536 MB)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--url", help="a running app or balancer; default: start one here")
+    ap.add_argument("--sessions", "-n", type=int, default=30)
+    ap.add_argument("--page", default="self-attention", help="a lesson's url path, e.g. multi-head")
+    ap.add_argument("--lang", default="both", choices=["en", "zh-TW", "both"])
+    ap.add_argument("--interval", type=float, default=15.0, help="mean seconds between one session's edits")
+    ap.add_argument("--duration", type=float, default=60.0, help="seconds of steady editing after the ramp")
+    ap.add_argument("--burst", type=int, default=1, help="rounds in which all sessions edit at once")
+    ap.add_argument("--ramp", type=float, default=10.0, help="seconds over which sessions open")
+    ap.add_argument("--pid", type=int, action="append", default=[], help="server pid(s) for RSS")
+    ap.add_argument("--ratio", action="store_true", help="also time idle edits against the forward pass")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-wall", type=float, default=600.0,
+                    help="seconds after which the sessions stop and what was measured is reported")
+    ap.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
+    ap.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="environment of the server this benchmark starts, e.g. OMP_NUM_THREADS=2")
+    args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` too stops our server
+    proc = None
+    if not args.url:
+        from tests.e2e.conftest import free_port, start_server, wait_healthy
+
+        port = free_port()
+        proc = start_server(port, env=dict(kv.split("=", 1) for kv in args.server_env))
+        args.url = f"http://127.0.0.1:{port}"
+        wait_healthy(args.url, proc)
+        args.pid = [proc.pid]
+    try:
+        r = asyncio.run(run(args))
+    finally:
+        if proc is not None:
+            from tests.e2e.conftest import stop_server
+
+            stop_server(proc)
+    print(json.dumps(r, ensure_ascii=False)) if args.json else report(r)
+    return 1 if r["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
