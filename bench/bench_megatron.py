@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_megatron.py [--repeats 3] [--ranks 1 2 4]
 
-Budget (docs/DESIGN.md): 2 ranks, forward + backward + check, <= 5 s from the click on 2 CPU cores.
+Budget (docs/PERFORMANCE.md): 2 ranks, forward + backward + check, <= 5 s from the click on 2 CPU cores.
 This is what the page does: it runs `python -m core.megatron demo --ranks N --json` as a subprocess
 and parses its JSON. Prints figures; asserts nothing.
 """
