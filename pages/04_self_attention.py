@@ -24,7 +24,7 @@ def sentence_and_head(inp, show: bool) -> dict:
     empty = ua.show_notices(expl.notices, n_full=expl.n_tokens_full, cap=MAX_TOKENS) if show else \
         "empty" in expl.notices
     query = 0 if empty else ua.query_picker(P, expl.tokens, show=show)
-    return {"expl": expl, "empty": empty, "query": query}
+    return {"bundle": bundle, "text": text, "expl": expl, "empty": empty, "query": query}
 
 
 @page.inputs("scaled-dot-product")
@@ -109,8 +109,12 @@ def weighted_sum_section(inp):
 def heatmap_section(inp):
     if inp.empty:
         return
+    from core.attention import head_census
+
     st.caption(t("self_attention.heatmap_caption"))
     widgets.draw("attention-heatmap", f"{P}.heatmap", expl=inp.expl, query=inp.query, scaled=inp.scaled)
+    _, _, census = head_census(inp.bundle, inp.text)
+    ua.head_census(census)
 
 
 page.render()

@@ -49,7 +49,7 @@ def many_heads(inp):
 
 @page.widget("specialise")
 def specialise(inp):
-    from core.attention import FALLBACK_TAG, TAG_RULES, rollout, rollout_table, summarize
+    from core.attention import FALLBACK_TAG, TAG_RULES, census_from, rollout, rollout_table, summarize
     from core.figures.attention import rollout_figure, tag_grid
 
     bundle, text, text_b, layer, head = inp.bundle, inp.text, inp.text_b, inp.layer, inp.head
@@ -66,6 +66,7 @@ def specialise(inp):
     lines.append(t("multi_head.rule_last", n=len(TAG_RULES) + 1, tag=names[FALLBACK_TAG]))
     st.markdown("  \n".join(lines))  # our own strings only: no user text in Markdown
     st.caption(t("multi_head.rules_note", tokens=summ.n_tokens))
+    ua.head_census(census_from(summ))
     with lesson.advanced():
         st.caption(t("multi_head.summary_caption"))
         st.dataframe(summ.rows(), hide_index=True, width="stretch")
