@@ -161,6 +161,8 @@ def test_odd_text_renders(text):
 def test_multi_head_page(lang):
     at = run_lesson(MH, lang)
     assert not at.exception, [e.value for e in at.exception]
+    assert not at.get("iframe")  # bertviz is drawn only on request
+    _bertviz_on(at)
     assert at.text_area(key=f"{MH}.text").value == FIRST[lang]
     # grid, enlarged head, tags, rollout, shapes, concat
     assert len(_charts(at)) == 6
@@ -174,8 +176,14 @@ def test_multi_head_page(lang):
     assert "[SEP] sink" in texts(at) or "[SEP] 匯集" in texts(at)
 
 
+def _bertviz_on(at):
+    at.toggle(key=f"{MH}.bertviz_on").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def test_multi_head_pair_and_views():
-    at = run_lesson(MH, "en")
+    at = _bertviz_on(run_lesson(MH, "en"))
     at.toggle(key=f"{MH}.pair").set_value(True).run()
     assert not at.exception
     frame = at.get("iframe")[0].proto.srcdoc
@@ -193,7 +201,7 @@ def test_multi_head_pair_and_views():
 
 
 def test_multi_head_caps_bertviz_at_64_tokens():
-    at = run_lesson(MH, "en")
+    at = _bertviz_on(run_lesson(MH, "en"))
     at.text_area(key=f"{MH}.text").set_value("word " * 100).run()
     assert not at.exception
     warnings = "\n".join(w.value for w in at.warning)
@@ -206,7 +214,7 @@ def test_multi_head_caps_bertviz_at_64_tokens():
 @pytest.mark.parametrize("text, notice", [("", "empty"), ("word " * 2000, "first 2000 characters"),
                                           ("<img src=x onerror=alert(1)> 😀 שלום 自注意力", None)])
 def test_multi_head_bad_input(text, notice):
-    at = run_lesson(MH, "en")
+    at = _bertviz_on(run_lesson(MH, "en"))
     at.text_area(key=f"{MH}.text").set_value(text).run()
     assert not at.exception and not at.error, [e.value for e in at.exception]
     shown = "\n".join(x.value for x in list(at.info) + list(at.warning))
@@ -323,3 +331,18 @@ def test_every_shipped_sentence_tokenizes_without_unk():
             seen.append(text)
     # zh-TW opens on Chinese, English on the lecture's sentence, and each keeps the other's
     assert any("它" in s for s in seen) and CLASSIC in seen and ZH_CLASSIC in seen
+
+
+def test_rollout_slider_and_bertviz_run_as_fragments():
+    """The rollout slider and the bertviz controls rerun their own section; the rest stays as drawn."""
+    at = run_lesson(MH, "en")
+    before = _chart_json(at, 3)["layout"]["title"]["text"]
+    grid = _chart_json(at, 0)
+    at.slider(key=f"{MH}.rollout_layer").set_value(0).run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = _chart_json(at, 3)["layout"]["title"]["text"]
+    assert after != before and "0" in after
+    assert _chart_json(at, 0) == grid and len(_charts(at)) == 6
+    _bertviz_on(at)
+    at.get("button_group")[0].set_value("model").run()
+    assert "include_heads" in at.get("iframe")[0].proto.srcdoc and len(_charts(at)) == 6
