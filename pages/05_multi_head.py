@@ -59,7 +59,7 @@ def specialise(inp):
     names = ua.tag_names()
     st.caption(t("multi_head.tags_caption"))
     fig = tag_grid(summ, tag_names=names, selected=(layer, head), labels=ua.grid_labels())
-    figures.show(fig, key=f"{P}.tags", data=summ.rows(), filename="head-summaries")
+    figures.show(fig, key=f"{P}.tags", data=summ.rows, filename="head-summaries")
     st.markdown("**" + t("multi_head.rules_title") + "**")
     lines = [t("multi_head.rule_line", n=n, tag=names[r.tag], metric=t(f"multi_head.metrics.{r.metric}"),
                threshold=f"{r.threshold:g}") for n, r in enumerate(TAG_RULES, 1)]
@@ -83,7 +83,7 @@ def _rollout(bundle, text, text_b):
     upto = st.slider(t("multi_head.rollout_layer"), 0, enc.num_layers - 1, enc.num_layers - 1, key=f"{P}.rollout_layer")
     st.caption(t("multi_head.rollout_caption"))
     fig = rollout_figure(enc, roll, upto, labels={"title": t("multi_head.rollout_title", layer=upto), "x": t("multi_head.rollout_x"), "y": t("multi_head.rollout_y")})
-    figures.show(fig, key=f"{P}.rollout", filename=f"rollout-layer{upto}", data=rollout_table(enc, roll, upto))
+    figures.show(fig, key=f"{P}.rollout", filename=f"rollout-layer{upto}", data=lambda: rollout_table(enc, roll, upto))
 
 
 @page.widget("bertviz")

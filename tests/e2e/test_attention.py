@@ -47,6 +47,12 @@ def _svg_count(page) -> int:
     return frame.locator("#vis svg").count()
 
 
+def _draw_bertviz(page, lang: str) -> None:
+    """Switch on lesson 5's bertviz section (it is drawn only on request, in its own fragment)."""
+    page.get_by_text({"en": "Draw bertviz", "zh-TW": "畫出 bertviz"}[lang]).click()
+    wait_idle(page, 120_000)
+
+
 @pytest.fixture
 def dialogs(page):
     seen = []
@@ -94,6 +100,8 @@ def test_bertviz_views_render_svg_offline(server, page, dialogs, lang):
     open_app(page, f"{server}/multi-head?lang={lang}", timeout=180_000)
     page.locator('[data-testid="stPlotlyChart"]').nth(5).wait_for(timeout=120_000)
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 6
+    assert page.locator('[data-testid="stMain"] iframe').count() == 0  # drawn only on request
+    _draw_bertviz(page, lang)
     assert _svg_count(page) == 1
     frame = _bertviz_frame(page)
     assert frame.locator("#vis svg line").count() > 1000      # head view: one line per head × query × key
@@ -125,6 +133,7 @@ def test_bertviz_views_render_svg_offline(server, page, dialogs, lang):
 def test_bertviz_sentence_pair_filter_and_hostile_tokens(server, page, dialogs):
     open_app(page, f"{server}/multi-head?lang=en", timeout=180_000)
     page.locator('[data-testid="stPlotlyChart"]').nth(5).wait_for(timeout=120_000)
+    _draw_bertviz(page, "en")
     page.get_by_text("Sentence pair (A and B)").click()
     wait_idle(page, 120_000)
     _type(page, "Sentence B", HOSTILE)
