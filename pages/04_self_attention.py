@@ -24,7 +24,7 @@ def sentence_and_head(inp, show: bool) -> dict:
     empty = ua.show_notices(expl.notices, n_full=expl.n_tokens_full, cap=MAX_TOKENS) if show else \
         "empty" in expl.notices
     query = 0 if empty else ua.query_picker(P, expl.tokens, show=show)
-    return {"expl": expl, "empty": empty, "query": query}
+    return {"bundle": bundle, "text": text, "expl": expl, "empty": empty, "query": query}
 
 
 @page.inputs("scaled-dot-product")
@@ -52,10 +52,12 @@ def qkv(inp):
     layer, head = expl.layer, expl.head
     st.caption(t("self_attention.vectors_caption", d_k=expl.d_k))
     fig = qk_vectors(expl, i, labels=ua.glass_labels())
-    rows = [{"vector": "q", "position": i, "token": expl.tokens[i],
-             **{f"d{d}": float(expl.q[i, d]) for d in range(expl.d_k)}}]
-    rows += [{"vector": "k", "position": j, "token": tok, **{f"d{d}": float(expl.k[j, d]) for d in range(expl.d_k)}}
-             for j, tok in enumerate(expl.tokens)]
+    def rows():  # built only when a download is clicked
+        out = [{"vector": "q", "position": i, "token": expl.tokens[i],
+                **{f"d{d}": float(expl.q[i, d]) for d in range(expl.d_k)}}]
+        return out + [{"vector": "k", "position": j, "token": tok,
+                       **{f"d{d}": float(expl.k[j, d]) for d in range(expl.d_k)}} for j, tok in enumerate(expl.tokens)]
+
     figures.show(fig, key=f"{P}.vectors", data=rows, filename=f"q-k-layer{layer}-head{head}")
 
 
@@ -71,7 +73,7 @@ def scaled_dot_product(inp):
         st.warning(t("self_attention.no_scaling_note"), icon=":material/science:")
     st.caption(t("self_attention.steps_caption", sqrt=math.sqrt(expl.d_k)))
     fig = score_steps(expl, i, scaled=scaled, labels=ua.glass_labels())
-    figures.show(fig, key=f"{P}.steps", data=expl.query_table(i), filename=f"scores-query{i}")
+    figures.show(fig, key=f"{P}.steps", data=lambda: expl.query_table(i), filename=f"scores-query{i}")
     w_s, w_u = expl.weights[i], expl.weights_unscaled[i]
     cols = st.columns(3)
     cols[0].metric(t("self_attention.m_max_weight"), f"{(w_s if scaled else w_u).max():.3f}",
@@ -86,7 +88,7 @@ def scaled_dot_product(inp):
     st.subheader(t("self_attention.scaling_title"), anchor=False)
     study = scaling_study()
     st.caption(t("self_attention.scaling_caption", trials=study.trials, n=study.n_keys))
-    figures.show(scaling_figure(study, labels=ua.scaling_labels()), key=f"{P}.scaling", data=study.rows(),
+    figures.show(scaling_figure(study, labels=ua.scaling_labels()), key=f"{P}.scaling", data=study.rows,
                  filename="scaling-study")
 
 
@@ -101,7 +103,7 @@ def weighted_sum_section(inp):
     fig = weighted_sum(expl, i, scaled=scaled, labels=ua.glass_labels())
     out = expl.output[i] if scaled else (expl.weights_unscaled[i] @ expl.v)
     figures.show(fig, key=f"{P}.weighted", filename=f"weighted-sum-query{i}",
-                 data=[{"dimension": d, "output": float(out[d])} for d in range(expl.d_k)])
+                 data=lambda: [{"dimension": d, "output": float(out[d])} for d in range(expl.d_k)])
     st.caption(t("self_attention.check_caption", diff=expl.max_abs_diff))
 
 
@@ -109,8 +111,12 @@ def weighted_sum_section(inp):
 def heatmap_section(inp):
     if inp.empty:
         return
+    from core.attention import head_census
+
     st.caption(t("self_attention.heatmap_caption"))
     widgets.draw("attention-heatmap", f"{P}.heatmap", expl=inp.expl, query=inp.query, scaled=inp.scaled)
+    _, _, census = head_census(inp.bundle, inp.text)
+    ua.head_census(census)
 
 
 page.render()

@@ -49,8 +49,8 @@ def many_heads(inp):
 
 @page.widget("specialise")
 def specialise(inp):
-    from core.attention import FALLBACK_TAG, TAG_RULES, rollout, rollout_table, summarize
-    from core.figures.attention import rollout_figure, tag_grid
+    from core.attention import FALLBACK_TAG, TAG_RULES, census_from, summarize
+    from core.figures.attention import tag_grid
 
     bundle, text, text_b, layer, head = inp.bundle, inp.text, inp.text_b, inp.layer, inp.head
     enc, summ = summarize(bundle, text, text_b)
@@ -59,29 +59,48 @@ def specialise(inp):
     names = ua.tag_names()
     st.caption(t("multi_head.tags_caption"))
     fig = tag_grid(summ, tag_names=names, selected=(layer, head), labels=ua.grid_labels())
-    figures.show(fig, key=f"{P}.tags", data=summ.rows(), filename="head-summaries")
+    figures.show(fig, key=f"{P}.tags", data=summ.rows, filename="head-summaries")
     st.markdown("**" + t("multi_head.rules_title") + "**")
     lines = [t("multi_head.rule_line", n=n, tag=names[r.tag], metric=t(f"multi_head.metrics.{r.metric}"),
                threshold=f"{r.threshold:g}") for n, r in enumerate(TAG_RULES, 1)]
     lines.append(t("multi_head.rule_last", n=len(TAG_RULES) + 1, tag=names[FALLBACK_TAG]))
     st.markdown("  \n".join(lines))  # our own strings only: no user text in Markdown
     st.caption(t("multi_head.rules_note", tokens=summ.n_tokens))
+    ua.head_census(census_from(summ))
     with lesson.advanced():
         st.caption(t("multi_head.summary_caption"))
         st.dataframe(summ.rows(), hide_index=True, width="stretch")
+    _rollout(bundle, text, text_b)
+
+
+@st.fragment
+def _rollout(bundle, text, text_b):
+    """Attention rollout; its slider reruns only this fragment, from the shared encoding."""
+    from core.attention import rollout, rollout_table
+    from core.figures.attention import rollout_figure
+
     enc, roll = rollout(bundle, text, text_b)
     upto = st.slider(t("multi_head.rollout_layer"), 0, enc.num_layers - 1, enc.num_layers - 1, key=f"{P}.rollout_layer")
     st.caption(t("multi_head.rollout_caption"))
     fig = rollout_figure(enc, roll, upto, labels={"title": t("multi_head.rollout_title", layer=upto), "x": t("multi_head.rollout_x"), "y": t("multi_head.rollout_y")})
-    figures.show(fig, key=f"{P}.rollout", filename=f"rollout-layer{upto}", data=rollout_table(enc, roll, upto))
+    figures.show(fig, key=f"{P}.rollout", filename=f"rollout-layer{upto}", data=lambda: rollout_table(enc, roll, upto))
 
 
 @page.widget("bertviz")
 def bertviz(inp):
+    if inp.empty:
+        return
+    _bertviz(inp.bundle, inp.text, inp.text_b, inp.layer, inp.head)
+
+
+@st.fragment
+def _bertviz(bundle, text, text_b, layer, head):
+    """Drawn on request (up to 2 MB of HTML per view); its own controls rerun only this section."""
     from core.attention import MAX_TOKENS_BERTVIZ
     from core.bertviz_views import build
 
-    bundle, text, text_b, layer, head = inp.bundle, inp.text, inp.text_b, inp.layer, inp.head
+    if not st.toggle(t("multi_head.bertviz_show"), key=f"{P}.bertviz_on", help=t("multi_head.bertviz_show_help")):
+        return
     names = {k: t(f"multi_head.view_{k}") for k in VIEWS}
     kind = st.segmented_control(t("multi_head.view_label"), VIEWS, default="head", key=f"{P}.view",
                                 format_func=names.__getitem__, help=t("multi_head.view_help"))

@@ -151,7 +151,7 @@ def test_explain_head_equals_reported_attentions(which, request):
 
 def test_explain_head_parts_by_hand(bundle):
     """q, k, v from the layer's raw weight matrices in float64, then eq. (1) step by step."""
-    layer, head = 2, 7
+    layer, head = min(2, bundle.num_layers - 1), min(7, bundle.num_heads - 1)
     e = A.explain_head(bundle, SENT, layer, head)
     sa = bundle.encoder.encoder.layer[layer].attention.self
     d = e.d_k
@@ -222,6 +222,41 @@ def test_encode_pairs_caps_and_bad_input(bundle):
         enc = A.encode(bundle, text)
         assert enc.attentions.shape[2] == enc.n_tokens
         np.testing.assert_allclose(enc.attentions.sum(-1), 1.0, atol=1e-5)
+
+
+def test_shared_cache_is_bounded_by_bytes(bundle, monkeypatch):
+    from core.attention import encoding
+
+    A.clear_cache()
+    one = A.encode(bundle, SENT)
+    size = one.nbytes
+    assert size >= one.attentions.nbytes + sum(h.numel() * 4 for h in one.hidden_states)
+    monkeypatch.setattr(encoding, "CACHE_BYTES", int(size * 2.5))
+    texts = [f"{SENT} {w}" for w in ("one", "two", "three", "four", "five")]
+    for text in texts:
+        A.encode(bundle, text)
+    held = A.cached_encodings()
+    assert 1 <= len(held) <= 3 and A.cache_bytes() <= size * 2.5 * 1.2  # a few tokens longer than SENT
+    assert held[-1].text == texts[-1]  # least recently used first: the newest stays
+    assert all(e.text != SENT for e in held)  # the oldest went first
+    # a cache hit is the very same object, so every session on this text shares one forward pass
+    assert A.encode(bundle, texts[-1]) is held[-1]
+    A.clear_cache()
+    assert A.cached_encodings() == []
+
+
+def test_derived_results_are_computed_once_per_encoding(bundle):
+    A.clear_cache()
+    e1 = A.explain_head(bundle, SENT, 0, 0)
+    assert A.explain_head(bundle, SENT, 0, 0) is e1
+    p1 = A.concat_projection(bundle, SENT, 0)
+    assert A.concat_projection(bundle, SENT, 0) is p1
+    enc, s1 = A.summarize(bundle, SENT)
+    assert A.summarize(bundle, SENT)[1] is s1 and enc.nbytes > enc.attentions.nbytes
+    A.clear_cache()
+    e2 = A.explain_head(bundle, SENT, 0, 0)
+    assert e2 is not e1
+    np.testing.assert_array_equal(e2.weights, e1.weights)
 
 
 # ---------------------------------------------------------------- summaries, tags, rollout
@@ -369,8 +404,12 @@ def test_neuron_view_says_why_when_unsupported(tiny):
 
 
 def test_bertviz_bytes_guard_lowers_the_cap(bundle):
-    v = BV.build(bundle, "word " * 300, "head", bytes_budget=600_000)
-    assert v.n_bytes <= 600_000 and v.n_tokens < A.MAX_TOKENS_BERTVIZ
+    full = BV.build(bundle, "word " * 300, "head")  # the budget is set from this model's own size
+    assert full.n_tokens == A.MAX_TOKENS_BERTVIZ
+    small = BV.build(bundle, "word " * 10, "head")  # the scripts alone weigh ~0.4 MB
+    budget = (full.n_bytes + small.n_bytes) // 2
+    v = BV.build(bundle, "word " * 300, "head", bytes_budget=budget)
+    assert v.n_bytes <= budget and v.n_tokens < A.MAX_TOKENS_BERTVIZ
     assert "bertviz_bytes_capped" in v.notices
 
 
@@ -384,8 +423,9 @@ def test_exports_hold_the_same_numbers(bundle):
     np.testing.assert_array_equal(wide.iloc[:, 2:].to_numpy(), e.weights)
     long = A.weights_table(enc)
     assert len(long) == enc.attentions.size
-    row = long[(long.layer == 4) & (long["head"] == 7) & (long["query"] == 3) & (long["key"] == 5)].iloc[0]
-    assert row.weight == pytest.approx(float(enc.attentions[4, 7, 3, 5]))
+    L, H = enc.num_layers - 1, enc.num_heads - 1  # the last head of the last layer
+    row = long[(long.layer == L) & (long["head"] == H) & (long["query"] == 3) & (long["key"] == 5)].iloc[0]
+    assert row.weight == pytest.approx(float(enc.attentions[L, H, 3, 5]))
     assert row.query_token == enc.tokens[3] and row.key_token == enc.tokens[5]
     roll = A.attention_rollout(enc.attentions)
     np.testing.assert_array_equal(A.rollout_table(enc, roll, 2).iloc[:, 2:].to_numpy(), roll[2])

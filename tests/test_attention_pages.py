@@ -4,12 +4,27 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 from tests.apptest import plotly_values, run_lesson, texts
 
 CLASSIC = "The animal didn't cross the street because it was too tired."
+ZH_CLASSIC = "這隻動物沒有過馬路，因為它太累了。"
+FIRST = {"en": CLASSIC, "zh-TW": ZH_CLASSIC}  # each language's first preset; the other stays selectable
+PRONOUN = {"en": "it", "zh-TW": "它"}
 SA, MH = "self-attention", "multi-head"
+
+
+def _default_bundle():
+    from core.bert import load
+
+    return load()
+
+
+def _position(text, token):
+    """Where ``token`` lands in the default model's encoding of ``text`` ([CLS] is 0)."""
+    return ["[CLS]", *_default_bundle().tokenizer.tokenize(text), "[SEP]"].index(token)
 
 
 def _charts(at):
@@ -24,21 +39,67 @@ def _chart_json(at, i):
 def test_self_attention_glass_box(lang):
     at = run_lesson(SA, lang)
     assert not at.exception, [e.value for e in at.exception]
-    assert at.text_area(key=f"{SA}.text").value == CLASSIC
-    # the query starts on "it", the framed row of the heatmap
+    assert at.text_area(key=f"{SA}.text").value == FIRST[lang]
+    # the query starts on the pronoun ("it", 「它」), the framed row of the heatmap
+    i = _position(FIRST[lang], PRONOUN[lang])
     q = at.selectbox(key=f"{SA}.query")
-    assert q.value == 10 and "it" in q.format_func(10)
+    assert q.value == i and PRONOUN[lang] in q.format_func(i)
     # vectors, score steps, scaling study, weighted sum, heatmap
     assert len(_charts(at)) == 5
     heat = _chart_json(at, 4)
     shapes = heat["layout"].get("shapes", [])
-    assert any(s.get("y0") == 9.5 and s.get("y1") == 10.5 for s in shapes)
+    assert any(s.get("y0") == i - 0.5 and s.get("y1") == i + 0.5 for s in shapes)
     assert re.search(r"(reported attentions to|相差不超過) \d\.\de-0[6-9]", texts(at))
     # picking another query token moves the framed row and the glass box
     at.selectbox(key=f"{SA}.query").set_value(2).run()
     shapes = _chart_json(at, 4)["layout"]["shapes"]
     assert any(s.get("y0") == 1.5 and s.get("y1") == 2.5 for s in shapes)
-    assert "animal (2)" in json.dumps(_chart_json(at, 0)["layout"]["yaxis"]["ticktext"][0])
+    second = ["[CLS]", *_default_bundle().tokenizer.tokenize(FIRST[lang])][2]
+    assert f"{second} (2)" in json.dumps(_chart_json(at, 0)["layout"]["yaxis"]["ticktext"][0], ensure_ascii=False)
+    # the lecture's English sentence is still one click away in zh-TW (and the Chinese one in English)
+    other = "p5" if lang == "zh-TW" else "p6"
+    at.selectbox(key=f"{SA}.preset").set_value(other).run()
+    assert at.text_area(key=f"{SA}.text").value == FIRST["en" if lang == "zh-TW" else "zh-TW"]
+
+
+def _shows_count(cell: str, n: int, total: int, lang: str) -> bool:
+    return cell.startswith(f"{n} of {total}") if lang == "en" else cell.startswith(f"{total} 個中有 {n} 個")
+
+
+def _census_cells(at, kinds=("cls", "sep", "self", "previous", "next", "broad")):
+    """The census table's middle column ("this model"), one cell per kind, as the page shows it."""
+    tables = at.table
+    assert len(tables) == 1, "one census table"
+    frame = tables[0].value
+    return dict(zip(kinds, frame.iloc[:, 1].tolist())), frame
+
+
+@pytest.mark.parametrize("lesson_id, lang", [(SA, "en"), (SA, "zh-TW"), (MH, "en"), (MH, "zh-TW")])
+def test_head_census_is_computed_from_the_model_on_screen(lesson_id, lang):
+    from core import attention as A
+
+    at = run_lesson(lesson_id, lang)
+    assert not at.exception, [e.value for e in at.exception]
+    bundle = _default_bundle()
+    _, _, census = A.head_census(bundle, FIRST[lang])
+    cells, frame = _census_cells(at)
+    total = bundle.num_layers * bundle.num_heads
+    for kind, cell in cells.items():
+        assert _shows_count(cell, census.counts[kind], total, lang), (kind, cell)
+        for layer in census.layers(kind):
+            assert str(layer) in cell
+    paper = frame.iloc[:, 2].tolist()
+    assert paper[3].startswith("4 of 144" if lang == "en" else "144 個中有 4 個")  # previous token
+    assert paper[4].startswith("5 of 144" if lang == "en" else "144 個中有 5 個")  # next token
+    assert "1906.04341" in texts(at)
+    # another sentence, other counts: the table follows the text
+    key = f"{lesson_id}.text"
+    other = "word " * 40
+    at.text_area(key=key).set_value(other).run()
+    _, _, census2 = A.head_census(bundle, other)
+    cells2, _ = _census_cells(at)
+    for kind, cell in cells2.items():
+        assert _shows_count(cell, census2.counts[kind], total, lang), (kind, cell)
 
 
 def test_scaling_toggle_shows_saturation():
@@ -47,7 +108,13 @@ def test_scaling_toggle_shows_saturation():
     at.toggle(key=f"{SA}.scaled").set_value(False).run()
     assert not at.exception
     unscaled = float(at.metric[0].value)
-    assert unscaled > scaled and unscaled > 0.95  # softmax of raw scores saturates
+    # softmax of raw scores is more peaked; the metric is the model's own row without 1/√d_k
+    from core import attention as A
+
+    i = at.selectbox(key=f"{SA}.query").value
+    e = A.explain_head(_default_bundle(), CLASSIC, at.selectbox(key=f"{SA}.layer").value,
+                       at.selectbox(key=f"{SA}.head").value)
+    assert unscaled > scaled and at.metric[0].value == f"{e.weights_unscaled[i].max():.3f}"
     assert any("what-if" in w.value for w in at.warning)
     steps = _chart_json(at, 1)
     assert "not scaled" in json.dumps(steps["layout"]["annotations"])
@@ -94,17 +161,29 @@ def test_odd_text_renders(text):
 def test_multi_head_page(lang):
     at = run_lesson(MH, lang)
     assert not at.exception, [e.value for e in at.exception]
+    assert not at.get("iframe")  # bertviz is drawn only on request
+    _bertviz_on(at)
+    assert at.text_area(key=f"{MH}.text").value == FIRST[lang]
     # grid, enlarged head, tags, rollout, shapes, concat
     assert len(_charts(at)) == 6
     grid = _chart_json(at, 0)
-    assert len(grid["data"]) == 72
+    bundle = _default_bundle()
+    assert len(grid["data"]) in (1, bundle.num_layers * bundle.num_heads)  # one trace per head, or one for all
+    z = [np.asarray(plotly_values(tr["z"]), dtype=float) for tr in grid["data"]]
+    assert sum(a.size for a in z) >= bundle.num_layers * bundle.num_heads * 4  # every head's matrix is there
     frame = at.get("iframe")[0].proto.srcdoc
     assert "attnlab-payload" in frame and "cdnjs" not in frame
     assert "[SEP] sink" in texts(at) or "[SEP] 匯集" in texts(at)
 
 
+def _bertviz_on(at):
+    at.toggle(key=f"{MH}.bertviz_on").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def test_multi_head_pair_and_views():
-    at = run_lesson(MH, "en")
+    at = _bertviz_on(run_lesson(MH, "en"))
     at.toggle(key=f"{MH}.pair").set_value(True).run()
     assert not at.exception
     frame = at.get("iframe")[0].proto.srcdoc
@@ -122,7 +201,7 @@ def test_multi_head_pair_and_views():
 
 
 def test_multi_head_caps_bertviz_at_64_tokens():
-    at = run_lesson(MH, "en")
+    at = _bertviz_on(run_lesson(MH, "en"))
     at.text_area(key=f"{MH}.text").set_value("word " * 100).run()
     assert not at.exception
     warnings = "\n".join(w.value for w in at.warning)
@@ -135,7 +214,7 @@ def test_multi_head_caps_bertviz_at_64_tokens():
 @pytest.mark.parametrize("text, notice", [("", "empty"), ("word " * 2000, "first 2000 characters"),
                                           ("<img src=x onerror=alert(1)> 😀 שלום 自注意力", None)])
 def test_multi_head_bad_input(text, notice):
-    at = run_lesson(MH, "en")
+    at = _bertviz_on(run_lesson(MH, "en"))
     at.text_area(key=f"{MH}.text").set_value(text).run()
     assert not at.exception and not at.error, [e.value for e in at.exception]
     shown = "\n".join(x.value for x in list(at.info) + list(at.warning))
@@ -216,7 +295,8 @@ def test_reordered_sections_still_draw_every_figure(heatmap_first, lang, monkeyp
     assert len(_charts(at)) == 5  # vectors, score steps, scaling study, weighted sum, heatmap
     heat = _chart_json(at, 0)  # now first on the page, and the same figure with the same inputs
     assert heat["data"] == expected["data"]
-    assert any(s.get("y0") == 9.5 and s.get("y1") == 10.5 for s in heat["layout"]["shapes"])  # query "it"
+    i = _position(FIRST[lang], PRONOUN[lang])
+    assert any(s.get("y0") == i - 0.5 and s.get("y1") == i + 0.5 for s in heat["layout"]["shapes"])  # the pronoun
     # the inputs still drive it: another query token moves the framed row of the (first) heatmap
     at.selectbox(key=f"{SA}.query").set_value(2).run()
     assert any(s.get("y0") == 1.5 and s.get("y1") == 2.5 for s in _chart_json(at, 0)["layout"]["shapes"])
@@ -228,4 +308,41 @@ def test_reordered_heatmap_draws_in_presenter_mode_before_its_inputs(heatmap_fir
     assert not at.exception and not at.error
     assert [h.anchor for h in at.header] == ["heatmap"]
     assert len(_charts(at)) == 1
-    assert any(s.get("y0") == 9.5 and s.get("y1") == 10.5 for s in _chart_json(at, 0)["layout"]["shapes"])
+    i = _position(CLASSIC, "it")
+    assert any(s.get("y0") == i - 0.5 and s.get("y1") == i + 0.5 for s in _chart_json(at, 0)["layout"]["shapes"])
+
+
+def test_every_shipped_sentence_tokenizes_without_unk():
+    """Lessons 4-5's presets and sentence B, in both languages, under the default model."""
+    import tomllib
+
+    from core.lessons import ROOT
+    from ui.attention import PRESETS
+
+    tok = _default_bundle().tokenizer
+    seen = []
+    for lang in ("en", "zh-TW"):
+        sa = tomllib.loads((ROOT / "ui" / "locales" / lang / "self_attention.toml").read_text(encoding="utf-8"))
+        mh = tomllib.loads((ROOT / "ui" / "locales" / lang / "multi_head.toml").read_text(encoding="utf-8"))
+        sentences = [sa["presets"][k] for k in PRESETS] + [mh["text_b_default"]]
+        for text in sentences:
+            tokens = tok.tokenize(text)
+            assert tokens and tok.unk_token not in tokens, (lang, text, tokens)
+            seen.append(text)
+    # zh-TW opens on Chinese, English on the lecture's sentence, and each keeps the other's
+    assert any("它" in s for s in seen) and CLASSIC in seen and ZH_CLASSIC in seen
+
+
+def test_rollout_slider_and_bertviz_run_as_fragments():
+    """The rollout slider and the bertviz controls rerun their own section; the rest stays as drawn."""
+    at = run_lesson(MH, "en")
+    before = _chart_json(at, 3)["layout"]["title"]["text"]
+    grid = _chart_json(at, 0)
+    at.slider(key=f"{MH}.rollout_layer").set_value(0).run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = _chart_json(at, 3)["layout"]["title"]["text"]
+    assert after != before and "0" in after
+    assert _chart_json(at, 0) == grid and len(_charts(at)) == 6
+    _bertviz_on(at)
+    at.get("button_group")[0].set_value("model").run()
+    assert "include_heads" in at.get("iframe")[0].proto.srcdoc and len(_charts(at)) == 6

@@ -6,17 +6,16 @@ from __future__ import annotations
 import streamlit as st
 
 from core.widgets import MAX_CHARS
-from ui import lesson
-from ui import figures
-from ui.i18n import t
+from ui import figures, lesson
 from ui.bert import safe_name
+from ui.i18n import t
 
-PRESETS = ("p1", "p2", "p3", "p4", "p5")
+PRESETS = ("p1", "p2", "p3", "p4", "p5", "p6")  # each language lists its own sentences first
 CUSTOM = "custom"
-# Layer 3, head 1 of the embedded MiniLM sends "it" mostly to "animal" in the classic sentence
-# (0.68 with "tired"); a good first picture. Other models get it clamped into range.
+# The first picture: layer 3, head 1 (clamped into range on a smaller model); what that head does on
+# the model in use is for the student to see, not for this code to assume.
 DEFAULT_LAYER, DEFAULT_HEAD = 3, 1
-DEFAULT_QUERY = "it"
+DEFAULT_QUERIES = ("it", "它")  # the query starts on the pronoun of the classic pair, in either language
 
 
 def deferred_downloads(key: str, make_frame, filename: str) -> None:
@@ -78,11 +77,12 @@ def layer_head(prefix: str, bundle, *, show: bool = True) -> tuple[int, int]:
 
 
 def query_picker(prefix: str, tokens: list[str], *, show: bool = True) -> int:
-    """The query token i; starts on "it" when the sentence has one. Tokens are shown as plain text."""
+    """The query token i; starts on the pronoun ("it", 「它」) when the sentence has one. Tokens are
+    shown as plain text."""
     key = f"{prefix}.query"
     n = len(tokens)
     if key not in st.session_state or not isinstance(st.session_state[key], int) or st.session_state[key] >= n:
-        st.session_state[key] = tokens.index(DEFAULT_QUERY) if DEFAULT_QUERY in tokens else min(1, n - 1)
+        st.session_state[key] = next((i for i, tok in enumerate(tokens) if tok in DEFAULT_QUERIES), min(1, n - 1))
     if not show:
         return int(st.session_state[key])
     names = [t("self_attention.token_option", i=j, token=tok) for j, tok in enumerate(tokens)]
@@ -106,6 +106,35 @@ def model_caption(bundle) -> None:
     st.caption(t("self_attention.model_caption", name=safe_name(bundle), layers=bundle.num_layers,
                  heads=bundle.num_heads, hidden=bundle.hidden_size,
                  d_k=bundle.hidden_size // bundle.num_heads))
+
+
+def head_census(census) -> None:
+    """How many heads of the model on screen do what, on this sentence, beside what Clark et al. 2019
+    report for BERT-base (core.attention.census counts; our own strings only, no user text)."""
+    from core.attention import CENSUS_KINDS, PAPER_COUNTS, PAPER_HEADS, PAPER_LAYERS
+    from core.attention.census import BROAD_THRESHOLD
+
+    def ours(kind: str) -> str:
+        layers = census.layers(kind)
+        if not layers:
+            return t("multi_head.census_ours", n=0, total=census.total)
+        return t("multi_head.census_ours_layers", n=len(layers), total=census.total,
+                 layers=", ".join(str(x) for x in layers))
+
+    def paper(kind: str) -> str:
+        if PAPER_COUNTS[kind] is None:
+            return t(f"multi_head.census_paper.{kind}")
+        return t("multi_head.census_paper_count", n=PAPER_COUNTS[kind], total=PAPER_HEADS,
+                 layers=", ".join(str(x) for x in PAPER_LAYERS[kind]))
+
+    cols = [t("multi_head.census_col_kind"), t("multi_head.census_col_model"), t("multi_head.census_col_paper")]
+    rows = [dict(zip(cols, (t(f"multi_head.census_kind.{k}", broad=BROAD_THRESHOLD), ours(k), paper(k))))
+            for k in CENSUS_KINDS + ("broad",)]
+    st.markdown("**" + t("multi_head.census_title") + "**")
+    st.table(rows)
+    sep_layers = " · ".join(f"{layer}: {share:.2f}" for layer, share in enumerate(census.sep_share_by_layer))
+    st.caption(t("multi_head.census_caption", tokens=census.n_tokens, threshold=census.threshold,
+                 broad=BROAD_THRESHOLD, sep_layers=sep_layers))
 
 
 def glass_labels() -> dict[str, str]:

@@ -8,6 +8,8 @@
 * :mod:`~core.attention.glass_box`: :func:`explain_head` recomputes one head from that layer's own
   W^Q, W^K, W^V; :func:`concat_projection` recomputes the concatenation and W^O.
 * :mod:`~core.attention.heads`: :func:`head_summaries` tags every head by rules the page shows.
+* :mod:`~core.attention.census`: :func:`head_census` counts the heads of each kind on the sentence on
+  screen, beside Clark et al. 2019's counts for BERT-base (arXiv 1906.04341).
 * :mod:`~core.attention.rollout`: :func:`attention_rollout`, Abnar & Zuidema 2020 (arXiv 2005.00928).
 * :mod:`~core.attention.scaling`: :func:`scaling_study`, why 1/√d_k (footnote 4).
 * :mod:`~core.attention.tables`: DataFrames for export.
@@ -16,11 +18,23 @@ torch is imported here: this package is only imported by the attention pages and
 layers, never by the home page.
 """
 
+from core.attention.census import (
+    CENSUS_KINDS,
+    CENSUS_THRESHOLD,
+    PAPER_COUNTS,
+    PAPER_HEADS,
+    PAPER_LAYERS,
+    HeadCensus,
+    census_from,
+    head_census,
+)
 from core.attention.encoding import (
     MAX_CHARS,
     MAX_TOKENS,
     MAX_TOKENS_BERTVIZ,
     Encoding,
+    cache_bytes,
+    cached_encodings,
     clear_cache,
     encode,
 )
@@ -47,6 +61,14 @@ from core.attention.scaling import ScalingStudy, scaling_study
 from core.attention.tables import matrix_frame, rollout_table, weights_table
 
 __all__ = [
+    "CENSUS_KINDS",
+    "CENSUS_THRESHOLD",
+    "PAPER_COUNTS",
+    "PAPER_HEADS",
+    "PAPER_LAYERS",
+    "HeadCensus",
+    "census_from",
+    "head_census",
     "FALLBACK_TAG",
     "MAX_CHARS",
     "MAX_TOKENS",
@@ -63,6 +85,8 @@ __all__ = [
     "TagRule",
     "_head_projections",
     "attention_rollout",
+    "cache_bytes",
+    "cached_encodings",
     "clear_cache",
     "concat_projection",
     "encode",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -36,6 +37,9 @@ class Encoding:
     text: str = ""  # the cleaned text that was encoded
     text_b: str | None = None
     special: dict[str, list[int]] = field(default_factory=dict)  # "cls"/"sep" -> positions
+    # results computed from this encoding (one head explained, a layer's W^O, summaries...), shared
+    # by every session that shows the same text on the same model; freed with the encoding
+    derived: "OrderedDict[tuple, object]" = field(default_factory=OrderedDict, repr=False, compare=False)
 
     @property
     def n_tokens(self) -> int:
@@ -53,10 +57,75 @@ class Encoding:
     def empty(self) -> bool:
         return "empty" in self.notices
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held: the attention tensor, the hidden states and every derived result."""
+        own = int(self.attentions.nbytes) + sum(int(h.numel() * h.element_size()) for h in self.hidden_states)
+        with _LOCK:
+            derived = list(self.derived.values())
+        return own + sum(_nbytes(v) for v in derived)
 
+    def memo(self, key: tuple, make):
+        """``make()`` once per key for this encoding (the last MAX_DERIVED kept): a rerun that only
+        moves a picker, and every other session on the same text, reuse what was computed."""
+        with _LOCK:
+            if key in self.derived:
+                self.derived.move_to_end(key)
+                return self.derived[key]
+        value = make()  # outside the lock: two sessions may both compute it once; both get equal values
+        with _LOCK:
+            self.derived[key] = value
+            self.derived.move_to_end(key)
+            while len(self.derived) > MAX_DERIVED:
+                self.derived.popitem(last=False)
+        return value
+
+
+def _nbytes(value, depth: int = 2) -> int:
+    """Bytes of the arrays and tensors a result holds: its fields, lists and dicts, two levels down."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, torch.Tensor):
+        return int(value.numel() * value.element_size())
+    if depth <= 0:
+        return 0
+    if isinstance(value, dict):
+        return sum(_nbytes(v, depth - 1) for v in value.values())
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v, depth - 1) for v in value)
+    fields = getattr(value, "__dict__", None)
+    return sum(_nbytes(v, depth - 1) for v in fields.values()) if fields else 0
+
+
+# Every encoding is shared across sessions (same model, text, cap): a class that types the same
+# preset runs the model once. The cache is bounded by bytes, not entries: at 128 tokens one
+# all-MiniLM-L6-v2 encoding holds ~6 MB, at 20 tokens ~0.2 MB. ATTNLAB_ATTENTION_CACHE_MB sets it.
+CACHE_BYTES = int(float(os.environ.get("ATTNLAB_ATTENTION_CACHE_MB", "128")) * 1024 * 1024)
+MAX_DERIVED = 48  # derived results kept per encoding (one per layer/head/view actually looked at)
 _CACHE: "OrderedDict[tuple, Encoding]" = OrderedDict()
-_CACHE_SIZE = 8
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
+
+
+def cached_encodings() -> list[Encoding]:
+    """The encodings held now, least recently used first (for benchmarks and tests)."""
+    with _LOCK:
+        return list({id(e): e for e in reversed(_CACHE.values())}.values())[::-1]
+
+
+def cache_bytes() -> int:
+    """Bytes held by the shared cache (each encoding counted once, with its derived results)."""
+    return sum(e.nbytes for e in cached_encodings())
+
+
+def _evict() -> None:
+    """Drop least recently used encodings until the cache fits CACHE_BYTES (the newest always stays)."""
+    with _LOCK:
+        sizes = {id(e): e.nbytes for e in _CACHE.values()}
+        total = sum(sizes.values())
+        while len(_CACHE) > 1 and total > CACHE_BYTES:
+            _, old = _CACHE.popitem(last=False)
+            if all(e is not old for e in _CACHE.values()):  # an alias under another cap keeps it alive
+                total -= sizes.pop(id(old), 0)
 
 
 def _clean(text: str | None, max_chars: int) -> tuple[str, list[str]]:
@@ -105,8 +174,7 @@ def encode(
     enc = _encode_uncached(bundle, a, b, notices, max_tokens)
     with _LOCK:
         _CACHE[key] = enc
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+    _evict()
     return enc
 
 
@@ -168,6 +236,7 @@ def _encode_uncached(bundle, a: str, b: str | None, notices: list[str], max_toke
 
 
 def clear_cache() -> None:
+    """Forget every encoding and everything derived from them."""
     with _LOCK:
         _CACHE.clear()
 

@@ -132,6 +132,11 @@ def explain_head(
     enc = encoding or encode(bundle, text, text_b, max_tokens=max_tokens)
     if not 0 <= head < enc.num_heads:
         raise IndexError(f"head {head} is not in 0..{enc.num_heads - 1}")
+    # kept with the encoding: every session on this text and head shares one recomputation
+    return enc.memo(("head", int(layer), int(head)), lambda: _explain_head(bundle, enc, int(layer), int(head)))
+
+
+def _explain_head(bundle, enc: Encoding, layer: int, head: int) -> HeadExplanation:
     x = enc.hidden_states[layer].to(torch.float32)  # (T, d_model) input of this layer
     q_all, k_all, v_all = _head_projections(bundle, layer, enc.hidden_states[layer])
     q = q_all[head].double().cpu()  # (T, d_k)
@@ -230,6 +235,11 @@ def concat_projection(
     """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O (Vaswani et al. 2017, §3.2.2), then
     BERT's LayerNorm(x + Sublayer(x)) (§3.1), recomputed and checked against the model's own tensor."""
     enc = encoding or encode(bundle, text, text_b, max_tokens=max_tokens)
+    _layer(bundle, layer)
+    return enc.memo(("concat", int(layer)), lambda: _concat_projection(bundle, enc, int(layer)))
+
+
+def _concat_projection(bundle, enc: Encoding, layer: int) -> ProjectionExplanation:
     lay = _layer(bundle, layer)
     x = enc.hidden_states[layer]  # (T, d_model)
     q, k, v = _head_projections(bundle, layer, x)  # (H, T, d_k) each
@@ -240,15 +250,11 @@ def concat_projection(
         dense = lay.attention.output.dense  # weight: (d_model, H·d_k)
         projected = dense(concat)  # (T, d_model) = concat W^O + b^O
         after = lay.attention.output.LayerNorm(projected + x)  # (T, d_model) add & norm
-        captured: dict[str, torch.Tensor] = {}
-        hook = lay.attention.register_forward_hook(
-            lambda _m, _i, o: captured.__setitem__("out", o[0] if isinstance(o, tuple) else o)
-        )
-        try:
-            lay(x.unsqueeze(0))  # (1, T, d_model) the layer itself
-        finally:
-            hook.remove()
-    model_after = captured["out"][0].float().cpu().numpy()
+        # the model's own attention sub-layer on the same input: self-attention, W^O, add & norm
+        # (only this sub-layer runs, not the feed-forward after it; no hook on the shared model)
+        own = lay.attention(x.unsqueeze(0))  # (1, T, d_model)
+        own = own[0] if isinstance(own, tuple) else own
+    model_after = own[0].float().cpu().numpy()
     ours = after.float().cpu().numpy()
     return ProjectionExplanation(
         tokens=list(enc.tokens),

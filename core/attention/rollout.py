@@ -30,4 +30,4 @@ def attention_rollout(attentions, residual: bool = True) -> np.ndarray:
 def rollout(bundle, text: str | None, text_b: str | None = None, *, max_tokens: int = MAX_TOKENS):
     """(Encoding, rollout (L, T, T)) for the page: one call, one figure."""
     enc = encode(bundle, text, text_b, max_tokens=max_tokens)
-    return enc, attention_rollout(enc.attentions)
+    return enc, enc.memo(("rollout",), lambda: attention_rollout(enc.attentions))
