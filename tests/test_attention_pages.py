@@ -16,6 +16,12 @@ PRONOUN = {"en": "it", "zh-TW": "它"}
 SA, MH = "self-attention", "multi-head"
 
 
+
+def _query_box(at):
+    """The query-token picker: its key follows the sentence (ui.lesson.follow_inputs)."""
+    (box,) = [b for b in at.selectbox if b.key and b.key.startswith(f"{SA}.query.")]
+    return box
+
 def _default_bundle():
     from core.bert import load
 
@@ -42,7 +48,7 @@ def test_self_attention_glass_box(lang):
     assert at.text_area(key=f"{SA}.text").value == FIRST[lang]
     # the query starts on the pronoun ("it", 「它」), the framed row of the heatmap
     i = _position(FIRST[lang], PRONOUN[lang])
-    q = at.selectbox(key=f"{SA}.query")
+    q = _query_box(at)
     assert q.value == i and PRONOUN[lang] in q.format_func(i)
     # vectors, score steps, scaling study, weighted sum, heatmap
     assert len(_charts(at)) == 5
@@ -51,7 +57,7 @@ def test_self_attention_glass_box(lang):
     assert any(s.get("y0") == i - 0.5 and s.get("y1") == i + 0.5 for s in shapes)
     assert re.search(r"(reported attentions to|相差不超過) \d\.\de-0[6-9]", texts(at))
     # picking another query token moves the framed row and the glass box
-    at.selectbox(key=f"{SA}.query").set_value(2).run()
+    _query_box(at).set_value(2).run()
     shapes = _chart_json(at, 4)["layout"]["shapes"]
     assert any(s.get("y0") == 1.5 and s.get("y1") == 2.5 for s in shapes)
     second = ["[CLS]", *_default_bundle().tokenizer.tokenize(FIRST[lang])][2]
@@ -111,7 +117,7 @@ def test_scaling_toggle_shows_saturation():
     # softmax of raw scores is more peaked; the metric is the model's own row without 1/√d_k
     from core import attention as A
 
-    i = at.selectbox(key=f"{SA}.query").value
+    i = _query_box(at).value
     e = A.explain_head(_default_bundle(), CLASSIC, at.selectbox(key=f"{SA}.layer").value,
                        at.selectbox(key=f"{SA}.head").value)
     assert unscaled > scaled and at.metric[0].value == f"{e.weights_unscaled[i].max():.3f}"
@@ -298,7 +304,7 @@ def test_reordered_sections_still_draw_every_figure(heatmap_first, lang, monkeyp
     i = _position(FIRST[lang], PRONOUN[lang])
     assert any(s.get("y0") == i - 0.5 and s.get("y1") == i + 0.5 for s in heat["layout"]["shapes"])  # the pronoun
     # the inputs still drive it: another query token moves the framed row of the (first) heatmap
-    at.selectbox(key=f"{SA}.query").set_value(2).run()
+    _query_box(at).set_value(2).run()
     assert any(s.get("y0") == 1.5 and s.get("y1") == 2.5 for s in _chart_json(at, 0)["layout"]["shapes"])
 
 

@@ -78,8 +78,9 @@ def layer_head(prefix: str, bundle, *, show: bool = True) -> tuple[int, int]:
 
 def query_picker(prefix: str, tokens: list[str], *, show: bool = True) -> int:
     """The query token i; starts on the pronoun ("it", 「它」) when the sentence has one. Tokens are
-    shown as plain text."""
-    key = f"{prefix}.query"
+    shown as plain text. The picker is rebuilt when the tokens change (a kept index would name a
+    token of the old sentence)."""
+    key = lesson.follow_inputs(f"{prefix}.query", tokens)
     n = len(tokens)
     if key not in st.session_state or not isinstance(st.session_state[key], int) or st.session_state[key] >= n:
         st.session_state[key] = next((i for i, tok in enumerate(tokens) if tok in DEFAULT_QUERIES), min(1, n - 1))

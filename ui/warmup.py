@@ -14,9 +14,14 @@ _info: dict = {}
 
 
 def _work() -> None:
+    import gc
+
     from core.device import describe
 
     _info.update(describe())
+    # torch's and transformers' import-time objects live as long as the process: keep the
+    # collector from walking them again on every collection
+    gc.freeze()
 
 
 def start() -> None:
