@@ -28,7 +28,7 @@ def test_run_finishes_with_losses_progress_and_three_cloze_snapshots():
     from core.bert.live import CLOZE, _prepared
     from ui.bert_live import LiveRun
 
-    run = LiveRun(steps=10).start()
+    run = LiveRun(steps=10, time_budget_s=None).start()
     snap = _wait(run)
     assert snap["done"] and not snap["cancelled"] and snap["error"] is None
     assert snap["step"] == snap["steps"] == 10
@@ -50,7 +50,7 @@ def test_run_finishes_with_losses_progress_and_three_cloze_snapshots():
 def test_stop_ends_the_run_early():
     from ui.bert_live import LiveRun
 
-    run = LiveRun(steps=120).start()
+    run = LiveRun(steps=120, time_budget_s=None).start()
     deadline = time.monotonic() + 120
     while run.snapshot()["step"] < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -61,15 +61,29 @@ def test_stop_ends_the_run_early():
     assert "end" in snap["cloze"]   # the model as far as it got is still shown
 
 
+def test_time_budget_ends_the_run_on_the_clock():
+    """On a busy machine the run still ends in time: the budget stops it (finished, not cancelled), the bar
+    reaches 100 %, and the middle snapshot is taken at half the time."""
+    from ui.bert_live import BUDGET_S, LiveRun
+
+    assert BUDGET_S <= 50     # + three cloze snapshots: within the lesson's minute
+    t0 = time.monotonic()
+    snap = _wait(LiveRun(steps=120, time_budget_s=3.0).start())
+    assert snap["done"] and not snap["cancelled"] and snap["error"] is None
+    assert 1 <= snap["step"] < 120 and snap["progress"] == 1.0
+    assert set(snap["cloze"]) == {"start", "middle", "end"}
+    assert time.monotonic() - t0 < 3.0 + 20   # the budget, plus one step and the snapshots on a loaded machine
+
+
 def test_two_runs_at_once_do_not_interfere():
     """Two sessions training together get exactly what each gets alone (same seed), and a different seed
     gives a different run: nothing random is shared between the threads."""
     from ui.bert_live import LiveRun
 
-    a, b = LiveRun(steps=6, seed=0).start(), LiveRun(steps=6, seed=0).start()
+    a, b = LiveRun(steps=6, seed=0, time_budget_s=None).start(), LiveRun(steps=6, seed=0, time_budget_s=None).start()
     sa, sb = _wait(a), _wait(b)
-    alone = _wait(LiveRun(steps=6, seed=0).start())
-    other = _wait(LiveRun(steps=6, seed=1).start())
+    alone = _wait(LiveRun(steps=6, seed=0, time_budget_s=None).start())
+    other = _wait(LiveRun(steps=6, seed=1, time_budget_s=None).start())
     assert sa["mlm"] == sb["mlm"] == alone["mlm"] and sa["nsp"] == sb["nsp"] == alone["nsp"]
     assert other["mlm"] != alone["mlm"]
 

@@ -23,17 +23,20 @@ log = logging.getLogger(__name__)
 RUN_KEY = "bert-outputs.live_run"      # this session's LiveRun
 STEPS_KEY = "bert-outputs.live_steps"  # the student's choice of steps (advanced)
 POLL_S = 0.7                           # how often the fragment redraws a running run
+BUDGET_S = 50.0                        # training stops after this many seconds, whatever the load: with
+                                       # the three cloze snapshots a run ends within a minute
 PHASES = ("start", "middle", "end")
 
 
 class LiveRun:
     """One pre-training run in a background thread; read it with snapshot()."""
 
-    def __init__(self, steps: int, seed: int = 0):
-        self.steps, self.seed = int(steps), int(seed)
+    def __init__(self, steps: int, seed: int = 0, time_budget_s: float | None = BUDGET_S):
+        self.steps, self.seed, self.budget = int(steps), int(seed), time_budget_s
         self.cancel = threading.Event()
         self._lock = threading.Lock()
         self._step = 0
+        self._progress = 0.0
         self._mlm: list[float] = []
         self._nsp: list[float] = []
         self._cloze: dict[str, dict] = {}
@@ -51,6 +54,7 @@ class LiveRun:
     def _on_step(self, info: dict) -> None:
         with self._lock:
             self._step = int(info["step"])
+            self._progress = float(info["progress"])
             if info.get("mlm_loss") is not None and info["step"] > len(self._mlm):
                 self._mlm.append(float(info["mlm_loss"]))
                 self._nsp.append(float(info["nsp_loss"]))
@@ -62,7 +66,8 @@ class LiveRun:
         from core.bert.live import pretrain_live
 
         try:
-            res = pretrain_live(steps=self.steps, on_step=self._on_step, cancel=self.cancel, seed=self.seed)
+            res = pretrain_live(steps=self.steps, on_step=self._on_step, cancel=self.cancel, seed=self.seed,
+                                time_budget_s=self.budget)
             with self._lock:
                 self._cancelled = bool(res["cancelled"])
                 self._seconds = float(res["seconds"])
@@ -76,7 +81,7 @@ class LiveRun:
 
     def snapshot(self) -> dict:
         with self._lock:
-            return {"step": self._step, "steps": self.steps, "mlm": list(self._mlm), "nsp": list(self._nsp),
+            return {"step": self._step, "steps": self.steps, "progress": self._progress, "budget": self.budget, "mlm": list(self._mlm), "nsp": list(self._nsp),
                     "cloze": dict(self._cloze), "done": self._done, "cancelled": self._cancelled,
                     "stopping": self.cancel.is_set() and not self._done, "error": self._error,
                     "seconds": self._seconds if self._seconds is not None else time.monotonic() - self._t0}
@@ -178,14 +183,15 @@ def _draw(snap: dict, lang: str) -> None:
     import math
 
     done = snap["done"]
-    frac = snap["step"] / max(1, snap["steps"])
     if snap["error"]:
         st.error(t("bert_outputs.live_failed", error=snap["error"]))
     elif done and snap["cancelled"]:
         st.warning(t("bert_outputs.live_cancelled", step=snap["step"], steps=snap["steps"]))
     elif done:
         st.success(t("bert_outputs.live_done", steps=snap["step"], seconds=f"{snap['seconds']:.0f}"))
-    st.progress(min(1.0, frac), text=t("bert_outputs.live_progress", step=snap["step"], steps=snap["steps"],
+        if snap["step"] < snap["steps"]:
+            st.caption(t("bert_outputs.live_budget_ended", budget=f"{snap['budget']:.0f}", steps=snap["steps"]))
+    st.progress(min(1.0, snap["progress"]), text=t("bert_outputs.live_progress", step=snap["step"], steps=snap["steps"],
                                         seconds=f"{snap['seconds']:.0f}"))
     if snap["mlm"]:
         import pandas as pd
@@ -211,7 +217,7 @@ def live_section(lang: str) -> None:
     _comparison_table()
     with lesson.advanced():
         st.slider(t("bert_outputs.live_steps"), 10, LIVE.steps, LIVE.steps, 10, key=STEPS_KEY,
-                  help=t("bert_outputs.live_steps_help", steps=LIVE.steps))
+                  help=t("bert_outputs.live_steps_help", steps=LIVE.steps, budget=f"{BUDGET_S:.0f}"))
     run = st.session_state.get(RUN_KEY)
     active = running(run)
     left, right = st.columns(2)

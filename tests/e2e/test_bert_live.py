@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import _block_remote, open_app, real_console_errors, screenshot
+from tests.e2e.conftest import _block_remote, open_app, real_console_errors, screenshot, wait_idle
 
 LONG = 600_000   # ms: a first visit loads the model and fits the sentiment head; two runs share 2 cores
 
@@ -36,7 +36,8 @@ def _second_page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
     context.route("**/*", _block_remote)
     pg = context.new_page()
-    pg.console_errors = []
+    pg.console_errors, pg.blocked, pg.bad_responses = [], [], []
+    pg.on("response", lambda r: pg.bad_responses.append(r.url) if r.status >= 400 else None)
     pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.console_errors.append(f"pageerror: {e}"))
     return context, pg
@@ -59,12 +60,12 @@ def test_two_pages_train_at_once_and_both_finish(server, browser, page):
         page.get_by_text("Done: 20 steps").wait_for(timeout=LONG)
         other.get_by_text("完成：20 步").wait_for(timeout=LONG)
         for pg in (page, other):
-            main = _main(pg)
-            assert re.search(r"(MLM loss|MLM 損失) \d+\.\d\d", main)       # the caption under the losses
-            assert pg.locator('[data-testid="stVegaLiteChart"]').count() >= 1
+            wait_idle(pg, LONG)                                             # the run's last full rerun
+            pg.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=60_000)   # the two losses
+            assert re.search(r"(MLM loss|MLM 損失) \d+\.\d\d", _main(pg))  # the caption under them
         screenshot(page, "bert-live-en-done")
         screenshot(other, "bert-live-zh-TW-done")
-        assert real_console_errors(page) == [] and other.console_errors == []
+        assert real_console_errors(page) == [] and real_console_errors(other) == []
     finally:
         other_ctx.close()
 
