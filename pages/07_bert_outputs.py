@@ -44,6 +44,7 @@ def _pick(key: str, options: list[str], targets: list[str], values: list) -> tup
             value = values[options.index(choice)]
             for target, v in zip(targets, value if isinstance(value, tuple) else (value,)):
                 st.session_state[target] = v
+                st.session_state[target + "_auto"] = (state.lang(), v)
 
     st.selectbox(t("bert_outputs.example_label"), options + [own], key=key, on_change=_picked)
     first = values[0]
@@ -51,9 +52,12 @@ def _pick(key: str, options: list[str], targets: list[str], values: list) -> tup
 
 
 def _example_box(key: str, label_key: str, default: str) -> str | None:
-    """A cleaned text box (ui.lesson.text_box's notices) whose starting value is an example."""
-    if key not in st.session_state:
+    """A cleaned text box (ui.lesson.text_box's notices) whose starting value is an example. An example
+    the page put there itself, still unedited, follows a change of language."""
+    auto = st.session_state.get(key + "_auto")
+    if key not in st.session_state or (auto and auto[0] != state.lang() and st.session_state[key] == auto[1]):
         st.session_state[key] = default
+        st.session_state[key + "_auto"] = (state.lang(), default)
     c = clean(st.text_input(t(label_key), key=key, max_chars=MAX_CHARS * 5), MAX_CHARS)
     lesson.notices(c.notices, limit=MAX_CHARS)
     return None if "empty" in c.notices else c.text

@@ -84,6 +84,20 @@ def test_fill_mask_and_nsp_examples_are_in_the_page_language(lang):
     assert plotly_values(nsp[0]["data"][0]["y"]) == pytest.approx([r.is_next, r.not_next], abs=1e-4)
 
 
+def test_examples_follow_a_change_of_language_unless_edited():
+    from ui.i18n import strings
+
+    zh, en = (strings(lang)["bert_outputs.fill_examples"].splitlines()[0] for lang in ("zh-TW", "en"))
+    at = run_lesson("bert-outputs", "zh-TW")
+    assert at.text_input(key="bert-outputs.fill_text").value == zh
+    at.text_input(key="bert-outputs.nsp_b").set_value("我自己寫的句子。")
+    at.query_params["lang"] = "en"
+    at.run()
+    assert at.text_input(key="bert-outputs.fill_text").value == en            # the page's own example follows
+    assert at.text_input(key="bert-outputs.nsp_b").value == "我自己寫的句子。"  # the student's text stays
+    assert _errors(at) == []
+
+
 def test_fill_mask_says_when_it_cuts():
     at = run_lesson("bert-outputs", "en")
     at.text_input(key="bert-outputs.fill_text").set_value("the market opened higher " * 20 + "[MASK].").run()

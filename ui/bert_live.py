@@ -143,7 +143,8 @@ def _fmt(v) -> str:
     return f"{v:,}"
 
 
-def _comparison_table() -> None:
+def _comparison_table(seconds: float | None = None) -> None:
+    """`seconds`: this session's last finished run, shown as the live column's training time."""
     from core.bert.loader import default_model_dir
 
     manifest = default_model_dir() / "manifest.json"
@@ -151,7 +152,8 @@ def _comparison_table() -> None:
     live_col, shipped_col = t("bert_outputs.live_col_live"), t("bert_outputs.live_col_shipped")
     rows = []
     for key in ("layers", "hidden", "heads", "vocab", "parameters", "tokens", "steps", "batch", "seconds"):
-        row = {t("bert_outputs.live_row"): t(f"bert_outputs.live_row_{key}"), live_col: _fmt(c["live"][key])}
+        live = seconds if key == "seconds" and seconds is not None else c["live"][key]
+        row = {t("bert_outputs.live_row"): t(f"bert_outputs.live_row_{key}"), live_col: _fmt(live)}
         if c["shipped"] is not None:
             row[shipped_col] = _fmt(c["shipped"][key])
         rows.append(row)
@@ -214,12 +216,13 @@ def live_section(lang: str) -> None:
     """The "watch BERT learn" step: what differs from the shipped model, Start / Stop, and the run."""
     from core.bert.live import LIVE
 
-    _comparison_table()
+    run = st.session_state.get(RUN_KEY)
+    snap = run.snapshot() if run is not None else None
+    _comparison_table(snap["seconds"] if snap and snap["done"] and not snap["error"] else None)
     with lesson.advanced():
         st.slider(t("bert_outputs.live_steps"), 10, LIVE.steps, LIVE.steps, 10, key=STEPS_KEY,
                   help=t("bert_outputs.live_steps_help", steps=LIVE.steps, budget=f"{BUDGET_S:.0f}"))
-    run = st.session_state.get(RUN_KEY)
-    active = running(run)
+    active = snap is not None and not snap["done"]
     left, right = st.columns(2)
     left.button(t("bert_outputs.live_start"), key="bert-outputs.live_start", on_click=_start, type="primary",
                 disabled=active)
