@@ -76,11 +76,11 @@ def test_stop_cancels_a_run(server, page):
     _steps(page, 11)    # 120 steps: long enough to stop in the middle
     _start(page)
     page.get_by_text(re.compile(r"Step [1-9]\d* of 120")).first.wait_for(timeout=LONG)
-    stop = page.get_by_role("button", name="Stop", exact=True)
+    stop = page.locator('[data-testid="stMain"]').get_by_role("button", name="Stop", exact=True)   # not the header's
     stop.click()
     page.get_by_text(re.compile(r"Stopped after step \d+ of 120")).wait_for(timeout=LONG)
     step = int(re.search(r"Stopped after step (\d+) of 120", _main(page)).group(1))
     assert 1 <= step < 120
-    assert page.get_by_role("button", name="Start pre-training").is_enabled()
+    assert page.locator('[data-testid="stMain"]').get_by_role("button", name="Start pre-training").is_enabled()
     screenshot(page, "bert-live-en-stopped")
     assert real_console_errors(page) == []
