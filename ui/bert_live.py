@@ -218,7 +218,7 @@ def live_section(lang: str) -> None:
 
     run = st.session_state.get(RUN_KEY)
     snap = run.snapshot() if run is not None else None
-    _comparison_table(snap["seconds"] if snap and snap["done"] and not snap["error"] else None)
+    _comparison_table(snap["seconds"] if snap and snap["done"] and not (snap["error"] or snap["cancelled"]) else None)
     with lesson.advanced():
         st.slider(t("bert_outputs.live_steps"), 10, LIVE.steps, LIVE.steps, 10, key=STEPS_KEY,
                   help=t("bert_outputs.live_steps_help", steps=LIVE.steps, budget=f"{BUDGET_S:.0f}"))
