@@ -3,7 +3,7 @@ import streamlit as st
 
 from core.widgets import SHOW_TOKENS
 from ui import figures, lesson, widgets
-from ui.bert import current_bundle, model_in_use, display_name, head_text, param_count
+from ui.bert import current_bundle, display_name, head_text, model_in_use, param_count
 from ui.i18n import t
 
 page = lesson.LessonPage("bert-inputs")

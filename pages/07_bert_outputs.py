@@ -3,8 +3,9 @@ import streamlit as st
 
 from core.text import clean
 from core.widgets import MAX_CHARS, SHOW_TOKENS
-from ui import figures, lesson, widgets
-from ui.bert import current_bundle, current_source, model_in_use, safe_name, sentiment
+from ui import figures, lesson, state, widgets
+from ui.bert import current_bundle, current_source, model_in_use, safe_name
+from ui.bert_live import live_section, sentiment
 from ui.i18n import t
 
 page = lesson.LessonPage("bert-outputs")
@@ -30,6 +31,41 @@ def _lines(key: str, label_key: str, default_key: str, most: int) -> list[str]:
     if len(lines) > most:
         st.warning(t("bert_outputs.lines_capped", n=most))
     return lines[:most]
+
+
+def _pick(key: str, options: list[str], targets: list[str], values: list) -> tuple:
+    """A list of the lesson's examples (in the page's language) and "my own text": picking an example
+    copies it into the text boxes `targets`; the boxes stay editable. Returns the first example."""
+    own = t("bert_outputs.example_own")
+
+    def _picked():
+        choice = st.session_state.get(key)
+        if choice in options:
+            value = values[options.index(choice)]
+            for target, v in zip(targets, value if isinstance(value, tuple) else (value,)):
+                st.session_state[target] = v
+                st.session_state[target + "_auto"] = (state.lang(), v)
+
+    st.selectbox(t("bert_outputs.example_label"), options + [own], key=key, on_change=_picked)
+    first = values[0]
+    return first if isinstance(first, tuple) else (first,)
+
+
+def _example_box(key: str, label_key: str, default: str) -> str | None:
+    """A cleaned text box (ui.lesson.text_box's notices) whose starting value is an example. An example
+    the page put there itself, still unedited, follows a change of language."""
+    auto = st.session_state.get(key + "_auto")
+    if key not in st.session_state or (auto and auto[0] != state.lang() and st.session_state[key] == auto[1]):
+        st.session_state[key] = default
+        st.session_state[key + "_auto"] = (state.lang(), default)
+    c = clean(st.text_input(t(label_key), key=key, max_chars=MAX_CHARS * 5), MAX_CHARS)
+    lesson.notices(c.notices, limit=MAX_CHARS)
+    return None if "empty" in c.notices else c.text
+
+
+def _example(key: str, label_key: str, examples: list[str]) -> str | None:
+    first = _pick(key + "_pick", examples, [key], examples)[0]
+    return _example_box(key, label_key, first)
 
 
 def _capped(truncated: bool, total) -> None:
@@ -146,7 +182,7 @@ def fill_mask_widget():
         st.info(t("bert_outputs.no_mlm_head", name=t("bert.default_name") if bundle.is_default else "—"))
         st.code("bert-base-uncased", language=None)
         return
-    text = _text("bert-outputs.fill_text", "bert_outputs.fill_label", "bert_outputs.fill_default")
+    text = _example("bert-outputs.fill_text", "bert_outputs.fill_label", t("bert_outputs.fill_examples").splitlines())
     if text is None:
         return
     res = fill_mask(bundle, text, top_k=5, max_length=SHOW_TOKENS)
@@ -179,14 +215,22 @@ def nsp():
         st.info(t("bert_outputs.no_nsp_head"))
         st.code("bert-base-uncased", language=None)
         return
-    a = _text("bert-outputs.nsp_a", "bert_outputs.nsp_a_label", "bert_outputs.nsp_a_default")
-    b = _text("bert-outputs.nsp_b", "bert_outputs.nsp_b_label", "bert_outputs.nsp_b_default")
+    pairs = [tuple(x.strip() for x in line.split("|", 1)) for line in t("bert_outputs.nsp_examples").splitlines()]
+    picked = _pick("bert-outputs.nsp_pick", [f"{a}  ⟶  {b}" for a, b in pairs], ["bert-outputs.nsp_a", "bert-outputs.nsp_b"],
+                   pairs)
+    a = _example_box("bert-outputs.nsp_a", "bert_outputs.nsp_a_label", picked[0])
+    b = _example_box("bert-outputs.nsp_b", "bert_outputs.nsp_b_label", picked[1])
     if a is None or b is None:
         return
     r = next_sentence(bundle, a, b, max_length=SHOW_TOKENS)
     _capped(r.truncated, t("bert_outputs.more"))
     fig = probs_figure(["IsNext", "NotNext"], [r.is_next, r.not_next], labels={"title": t("bert_outputs.nsp_title")})
     figures.show(fig, key="bert-outputs.nsp", data=[{"IsNext": r.is_next, "NotNext": r.not_next}], filename="nsp")
+
+
+@page.widget("learn")
+def learn():
+    live_section(state.lang())
 
 
 @page.widget("heads")
@@ -215,11 +259,20 @@ def heads():
 @page.widget("sentiment")
 def sentiment_widget():
     from core.bert import score_posts
+    from core.bert.sentiment import MAX_UNK, load_posts, posts_file, unk_rate
     from core.figures.bert import SENTIMENT_COLOURS, confusion_figure, factor_figure, probs_figure
 
     bundle = current_bundle(show_notice=False)
+    lang = state.lang()
+    posts = load_posts(posts_file(lang))
+    rate = unk_rate(bundle.tokenizer, [p["text"] for p in posts["train"]] +
+                    [p["text"] for d in posts["days"] for p in d["posts"]])
+    if rate > MAX_UNK:
+        st.warning(t("bert_outputs.sent_unreadable", name=safe_name(bundle), rate=f"{rate:.0%}",
+                     limit=f"{MAX_UNK:.0%}"))
+        return
     with st.spinner(t("bert_outputs.sent_fitting")):
-        scorer, result = sentiment(current_source())
+        scorer, result = sentiment(current_source(), lang)
     labels = {k: t(f"bert_outputs.sent_{k}") for k in ("positive", "neutral", "negative")}
     cols = st.columns(3)
     cols[0].metric(t("bert_outputs.sent_accuracy"), f"{result.accuracy:.1%}",

@@ -1,11 +1,13 @@
 """AppTest for lessons 6–7: both languages, bad input, a refused model source, and a model with heads."""
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from transformers import BertConfig, BertForPreTraining, BertTokenizer
 
-from tests.apptest import run_lesson, texts
+from tests.apptest import plotly_values, run_lesson, texts
 
 torch.set_num_threads(2)
 
@@ -40,18 +42,67 @@ def test_inputs_page_renders(lang):
 @pytest.mark.parametrize("lang", ["en", "zh-TW"])
 def test_outputs_page_renders(lang):
     from core.bert import load
-    from core.bert.sentiment import SentimentScorer, sentiment_factor
+    from core.bert.sentiment import SentimentScorer, load_posts, posts_file, sentiment_factor
 
     at = run_lesson("bert-outputs", lang)
     assert _errors(at) == []
-    # hidden, pooled, trajectory, similarity, masking, task heads, factor, confusion, own post
-    assert _charts(at) == 9
+    # hidden, pooled, trajectory, similarity, masking, fill-mask, NSP, task heads, factor, confusion, own post:
+    # the default model keeps both pre-training heads
+    assert _charts(at) == 11
+    assert "no masked-LM head" not in texts(at) and "沒有遮罩語言模型頭" not in texts(at)
     label = {"en": "Held-out accuracy", "zh-TW": "保留資料準確率"}[lang]
-    expected = sentiment_factor(SentimentScorer(load("", device="cpu"))).accuracy
+    expected = sentiment_factor(SentimentScorer(load("", device="cpu"), load_posts(posts_file(lang)))).accuracy
     assert _metric(at, label) == f"{expected:.1%}"
-    info = " ".join(i.value for i in at.info)
-    assert "bert-base-uncased" in " ".join(c.value for c in at.code)   # how to get the heads
-    assert info  # the missing-head explanations
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_fill_mask_and_nsp_examples_are_in_the_page_language(lang):
+    from core.bert import fill_mask, load, next_sentence
+    from ui.i18n import strings
+
+    bundle = load("", device="cpu")
+    table = strings(lang)
+    examples = table["bert_outputs.fill_examples"].splitlines()
+    pairs = [tuple(x.strip() for x in line.split("|")) for line in table["bert_outputs.nsp_examples"].splitlines()]
+    cjk = any("\u4e00" <= c <= "\u9fff" for c in examples[0] + pairs[0][0])
+    assert cjk == (lang == "zh-TW")
+    at = run_lesson("bert-outputs", lang)
+    assert at.text_input(key="bert-outputs.fill_text").value == examples[0]
+    at.selectbox(key="bert-outputs.fill_text_pick").set_value(examples[2]).run()
+    assert at.text_input(key="bert-outputs.fill_text").value == examples[2]
+    at.selectbox(key="bert-outputs.nsp_pick").set_value(f"{pairs[1][0]}  ⟶  {pairs[1][1]}").run()
+    assert (at.text_input(key="bert-outputs.nsp_a").value, at.text_input(key="bert-outputs.nsp_b").value) == pairs[1]
+    assert _errors(at) == []
+    # the figures show what the model on screen computes for those inputs
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    fill = [f for f in specs if f["layout"].get("title", {}).get("text", "").startswith(table["bert_outputs.fill_title"][:8])]
+    top = fill_mask(bundle, examples[2], top_k=5).masks[0]["top"][0]["token"]
+    assert fill and top in json.dumps(fill[0]["data"], ensure_ascii=False)
+    r = next_sentence(bundle, *pairs[1])
+    nsp = [f for f in specs if f["data"] and f["data"][0].get("x") == ["IsNext", "NotNext"]]
+    assert len(nsp) == 1
+    assert plotly_values(nsp[0]["data"][0]["y"]) == pytest.approx([r.is_next, r.not_next], abs=1e-4)
+
+
+def test_examples_follow_a_change_of_language_unless_edited():
+    from ui.i18n import strings
+
+    zh, en = (strings(lang)["bert_outputs.fill_examples"].splitlines()[0] for lang in ("zh-TW", "en"))
+    at = run_lesson("bert-outputs", "zh-TW")
+    assert at.text_input(key="bert-outputs.fill_text").value == zh
+    at.text_input(key="bert-outputs.nsp_b").set_value("我自己寫的句子。")
+    at.query_params["lang"] = "en"
+    at.run()
+    assert at.text_input(key="bert-outputs.fill_text").value == en            # the page's own example follows
+    assert at.text_input(key="bert-outputs.nsp_b").value == "我自己寫的句子。"  # the student's text stays
+    assert _errors(at) == []
+
+
+def test_fill_mask_says_when_it_cuts():
+    at = run_lesson("bert-outputs", "en")
+    at.text_input(key="bert-outputs.fill_text").set_value("the market opened higher " * 20 + "[MASK].").run()
+    assert any(w.value.startswith("Only the first 64 tokens are shown") for w in at.warning)
+    assert _errors(at) == []
 
 
 BAD = ["", " \u200b\u200b ", "x" * 10_000, "🙂🙂🙂", "مرحبا بالعالم", "<script>alert(1)</script><img src=x onerror=alert(2)>",
@@ -111,10 +162,10 @@ def test_model_with_heads_shows_fill_mask_and_nsp(tiny_pretraining, monkeypatch)
     at = run_lesson("bert-outputs", "en")
     at.session_state["bert.source"] = tiny_pretraining.name
     at.run()
-    assert _errors(at) == [] and not at.warning
+    assert _errors(at) == [] and [w.value for w in at.warning if "[UNK]" not in w.value] == []
     assert "no masked-LM head" not in texts(at)
-    # + fill-mask top-k and the NSP probabilities
-    assert _charts(at) == 11
+    # fill-mask top-k and the NSP probabilities; a 44-word vocabulary cannot read the posts: no sentiment figures
+    assert _charts(at) == 8 and any("cannot read these posts" in w.value for w in at.warning)
     at.text_input(key="bert-outputs.fill_text").set_value("the market opened higher").run()
     assert "Write [MASK]" in texts(at)
 
@@ -167,7 +218,7 @@ def test_presenter_mode_reveals_step_by_step(lesson_id):
     first = run_lesson(lesson_id, "zh-TW", present=True, step=1)
     assert _errors(first) == [] and _charts(first) == 0     # the intro only: no figure yet
     end = run_lesson(lesson_id, "zh-TW", present=True, step=last + 1)
-    assert _errors(end) == [] and _charts(end) == (7 if lesson_id == "bert-inputs" else 9)
+    assert _errors(end) == [] and _charts(end) == (7 if lesson_id == "bert-inputs" else 11)
 
 
 def test_sentence_vectors_say_when_they_cut_a_long_text():
@@ -192,7 +243,7 @@ def test_next_sentence_says_when_it_cuts(tiny_pretraining, monkeypatch):
     at = run_lesson("bert-outputs", "en")
     at.session_state["bert.source"] = tiny_pretraining.name
     at.run()
-    assert not at.warning
+    assert [w.value for w in at.warning if "[UNK]" not in w.value] == []
     at.text_input(key="bert-outputs.nsp_a").set_value("the market opened higher " * 20).run()
     assert any(w.value.startswith("Only the first 64 tokens are shown") for w in at.warning)
     assert _errors(at) == []

@@ -100,22 +100,32 @@ def cloze(model, tokenizer, top_k: int = 5) -> dict:
 
 
 def pretrain_live(steps: int | None = None, on_step: Callable[[dict], None] | None = None,
-                  cancel: threading.Event | None = None, seed: int = 0) -> dict:
+                  cancel: threading.Event | None = None, seed: int = 0,
+                  time_budget_s: float | None = None) -> dict:
     """Pre-train the tiny BERT; `on_step(info)` after each step with info = {"step", "steps", "progress",
     "mlm_loss", "nsp_loss", "cloze" (only at the start, middle and end: {"phase", lang: [...]})}.
-    Set `cancel` to stop after the current step. Returns {"steps", "mlm_loss", "nsp_loss", "seconds",
-    "cloze": {"start", "middle", "end"}, "cancelled"}."""
+    Set `cancel` to stop after the current step. With `time_budget_s` the run also ends when that many
+    seconds are spent (a busy machine, several students at once): the learning-rate schedule then follows
+    the clock (pretrain.train), `progress` is the larger of the steps' and the time's share, and the middle
+    snapshot is taken when progress first reaches one half. Returns {"steps", "mlm_loss", "nsp_loss",
+    "seconds", "cloze": {"start", "middle", "end"}, "cancelled"}."""
     tok, enc = _prepared()
     recipe = dataclasses.replace(LIVE, steps=steps or LIVE.steps, seed=seed)
     from .pretrain import build_model
     model = build_model(recipe, tok, torch.Generator().manual_seed(seed))
     snapshots = {"start": cloze(model, tok)}
-    middle = recipe.steps // 2
+    t_start = time.perf_counter()
+
+    def progress_at(step):
+        p = (step + 1) / recipe.steps
+        if time_budget_s:
+            p = max(p, (time.perf_counter() - t_start) / time_budget_s)
+        return min(1.0, p)
 
     def step_cb(step, mlm, nsp, m):
-        info = {"step": step + 1, "steps": recipe.steps, "progress": (step + 1) / recipe.steps,
-                "mlm_loss": mlm, "nsp_loss": nsp}
-        if step + 1 == middle:
+        progress = progress_at(step)
+        info = {"step": step + 1, "steps": recipe.steps, "progress": progress, "mlm_loss": mlm, "nsp_loss": nsp}
+        if "middle" not in snapshots and (progress >= 0.5 or step + 1 == recipe.steps // 2):
             snapshots["middle"] = cloze(m, tok)
             info["cloze"] = {"phase": "middle", **snapshots["middle"]}
         if on_step is not None:
@@ -125,10 +135,12 @@ def pretrain_live(steps: int | None = None, on_step: Callable[[dict], None] | No
         on_step({"step": 0, "steps": recipe.steps, "progress": 0.0, "mlm_loss": None, "nsp_loss": None,
                  "cloze": {"phase": "start", **snapshots["start"]}})
     t0 = time.perf_counter()
-    model, hist = train(recipe, tok, {"zh": enc}, on_step=step_cb, cancel=cancel, model=model)
+    model, hist = train(recipe, tok, {"zh": enc}, on_step=step_cb, cancel=cancel, model=model,
+                        time_budget_s=time_budget_s)
     snapshots["end"] = cloze(model, tok)
     if on_step is not None:
-        on_step({"step": hist["steps"], "steps": recipe.steps, "progress": hist["steps"] / recipe.steps,
+        done = 1.0 if not hist["cancelled"] else hist["steps"] / recipe.steps
+        on_step({"step": hist["steps"], "steps": recipe.steps, "progress": done,
                  "mlm_loss": hist["mlm_loss"][-1] if hist["mlm_loss"] else None,
                  "nsp_loss": hist["nsp_loss"][-1] if hist["nsp_loss"] else None,
                  "cloze": {"phase": "end", **snapshots["end"]}})

@@ -1,11 +1,11 @@
-"""The lecture's sentiment-factor story, live on the embedded encoder.
+"""The lecture's sentiment-factor story, live on the model in use, with posts in the page's language.
 
 The lecture: a student recorded every day's tweets, classified each as positive / neutral /
 negative with BERT, and compared the daily mix with the Nasdaq's move. We have no tweets and no
-prices, so we wrote our own short market posts (core/bert/data/posts.json, labelled by their
-authors) and show only the first half of that pipeline: classify, then aggregate per day.
+prices, so we wrote our own short market posts (core/bert/data/posts.json in English,
+posts_zh.json in Traditional Chinese, labelled by their authors) and show only the first half of that pipeline: classify, then aggregate per day.
 
-How a post is scored (said plainly on the page): the embedded all-MiniLM-L6-v2 has no sentiment
+How a post is scored (said plainly on the page): the model in use has no sentiment
 head, so we add one: a 3-way softmax layer (logistic regression, the "classification on the
 sentence vector" head of Devlin et al. 2018, §4.1, with BERT frozen) trained at load time on the
 `train` posts' sentence vectors (mean-pooled, L2-normalised), with L2 regularisation. The `days`
@@ -26,7 +26,21 @@ from .loader import BertBundle
 from .outputs import sentence_embeddings
 
 POSTS_FILE = Path(__file__).resolve().parent / "data" / "posts.json"
+POSTS_FILES = {"en": POSTS_FILE, "zh-TW": POSTS_FILE.with_name("posts_zh.json")}
 LABELS = ("positive", "neutral", "negative")
+MAX_UNK = 0.10   # above this share of [UNK] tokens a model cannot read the posts: warn, do not score
+
+
+def posts_file(lang: str) -> Path:
+    """The posts of the page's language: Traditional Chinese for zh-TW, English otherwise."""
+    return POSTS_FILES.get(lang, POSTS_FILE)
+
+
+def unk_rate(tokenizer, texts: list[str]) -> float:
+    """Share of the word-piece tokens of `texts` (no [CLS]/[SEP]) that are the tokenizer's [UNK]."""
+    unk = tokenizer.unk_token_id
+    ids = [i for x in tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"] for i in x]
+    return sum(i == unk for i in ids) / max(1, len(ids))
 
 
 def load_posts(path: Path | str = POSTS_FILE) -> dict:
