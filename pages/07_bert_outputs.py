@@ -4,8 +4,8 @@ import streamlit as st
 from core.text import clean
 from core.widgets import MAX_CHARS, SHOW_TOKENS
 from ui import figures, lesson, state, widgets
-from ui.bert import current_bundle, current_source, model_in_use, safe_name
-from ui.bert_live import live_section, sentiment
+from ui.bert import current_bundle, current_source, model_in_use, safe_name, sentiment
+from ui.bert_live import live_section
 from ui.i18n import t
 
 page = lesson.LessonPage("bert-outputs")
@@ -133,7 +133,7 @@ def layers(inp):
     hs = hidden_states(bundle, inp.text, max_length=SHOW_TOKENS)
     options = list(range(len(hs.tokens)))
     i = st.selectbox(t("bert_outputs.pick_token"), options, index=min(2, len(options) - 1),
-                     key="bert-outputs.layer_token", format_func=lambda j: f"{j}: {hs.tokens[j]}")
+                     key=lesson.follow_inputs("bert-outputs.layer_token", hs.tokens), format_func=lambda j: f"{j}: {hs.tokens[j]}")
     i = min(int(i or 0), len(options) - 1)
     rows = layer_trajectory(hs, i)
     names = {k: t(f"bert_outputs.traj_{k}") for k in ("norm", "change", "cos_prev", "cos_embedding", "layer")}

@@ -299,12 +299,12 @@ def test_sentiment_fitted_on_a_fallback_is_not_kept_for_a_source_that_loads_late
     import ui.bert as ub
 
     fitted = []
-    monkeypatch.setattr(ub, "_sentiment", lambda path, source: fitted.append((path, source)) or (path, source))
+    monkeypatch.setattr(ub, "_sentiment", lambda path, source, lang: fitted.append((path, source)) or (path, source))
     ub._default_bundle.clear()
     ub._bundle_at.clear()
-    first = ub.sentiment("later")              # not there yet: the default's model
+    first = ub.sentiment("later", "en")              # not there yet: the default's model
     save_tiny(models / "later")
-    second = ub.sentiment("later")
+    second = ub.sentiment("later", "en")
     assert first == (str(models.parent / "embedded"), "") and second == (str(models / "later"), "later")
     ub._default_bundle.clear()
     ub._bundle_at.clear()

@@ -195,21 +195,23 @@ def param_count(vocab: int, hidden: int, layers: int, heads: int, intermediate: 
                  max_position=max_position, type_vocab=type_vocab)
 
 
-@st.cache_resource(show_spinner=False, max_entries=2)
-def _sentiment(path: str, source: str):
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _sentiment(path: str, source: str, lang: str):
     from core.bert import SentimentScorer, sentiment_factor
+    from core.bert.sentiment import load_posts, posts_file
 
-    scorer = SentimentScorer(get_bundle(source))
+    scorer = SentimentScorer(get_bundle(source), load_posts(posts_file(lang)))
     return scorer, sentiment_factor(scorer)
 
 
-def sentiment(source: str):
-    """(scorer, held-out result) for the model of `source`: the head is fitted once per model and
-    process. Keyed by the model actually loaded, so a source that fell back shares the default's
-    scorer, and nothing fitted on the fallback stays attached to a source that loads later."""
+def sentiment(source: str, lang: str):
+    """(scorer, held-out result) for the model of `source` on the posts of `lang`: the head is fitted
+    once per model, language and process. Keyed by the model actually loaded, so a source that fell
+    back shares the default's scorer, and nothing fitted on the fallback stays attached to a source
+    that loads later."""
     bundle = get_bundle(source)
     effective = "" if bundle.notice_code or bundle.is_default else bundle.source
-    return _sentiment(bundle.path, effective)
+    return _sentiment(bundle.path, effective, lang)
 
 
 def model_in_use(with_heads: bool = False):

@@ -241,25 +241,3 @@ def live_section(lang: str) -> None:
             st.rerun()   # once: the buttons change and the polling stops
 
     _poll()
-
-
-# ---------------------------------------------------------------- sentiment, in the page's language
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _sentiment(path: str, source: str, lang: str):
-    from core.bert import SentimentScorer, sentiment_factor
-    from core.bert.sentiment import load_posts, posts_file
-    from ui.bert import get_bundle
-
-    scorer = SentimentScorer(get_bundle(source), load_posts(posts_file(lang)))
-    return scorer, sentiment_factor(scorer)
-
-
-def sentiment(source: str, lang: str):
-    """(scorer, held-out result) for the model of `source` on the posts of `lang`, fitted once per
-    model, language and process (as ui.bert.sentiment, keyed by the model actually loaded)."""
-    from ui.bert import get_bundle
-
-    bundle = get_bundle(source)
-    effective = "" if bundle.notice_code or bundle.is_default else bundle.source
-    return _sentiment(bundle.path, effective, lang)

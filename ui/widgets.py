@@ -150,7 +150,7 @@ def embedding_sum(key: str, *, text: str, text_b: str | None = None, per_token: 
 
     from core.bert import embedding_parts
     from core.figures.bert import embedding_strips, norms_figure
-    from ui import figures
+    from ui import figures, lesson
 
     parts = embedding_parts(_bundle(), text, text_b, max_length=SHOW_TOKENS)
     _capped(parts.encoded.truncated, parts.encoded.n_total)
@@ -159,7 +159,7 @@ def embedding_sum(key: str, *, text: str, text_b: str | None = None, per_token: 
         options = list(range(len(parts.tokens)))
         labels = [f"{j}: {tok}" for j, tok in enumerate(parts.tokens)]  # formatted now, in this run's language
         i = st.selectbox(t("bert_inputs.pick_token"), options, index=1 if len(options) > 1 else 0,
-                         key=f"{key}.token", format_func=labels.__getitem__)
+                         key=lesson.follow_inputs(f"{key}.token", parts.tokens), format_func=labels.__getitem__)
         i = min(int(i or 0), len(options) - 1)
         rows = {names[k]: getattr(parts, k)[i] for k in names}
         norms = {names[k]: float(parts.norms[k][i]) for k in names}

@@ -23,11 +23,16 @@ def test_bert_inputs_page(server, page):
     open_app(page, f"{server}/bert-inputs?lang=en", timeout=180_000)
     assert _plots(page) >= 6  # wordpiece, pair, batch, strips, norms, anatomy, layer
     main = page.locator('[data-testid="stMain"]')
-    assert "all-MiniLM-L6-v2" in main.inner_text()
-    _type(page, "Text to split into WordPiece tokens", "注意力 <img src=x onerror=alert(1)> tokenization")
+    assert "Attention Lab BERT" in main.inner_text()  # the default model, named on the page
+    typed = "注意力 🙂 <img src=x onerror=alert(1)> tokenization"
+    _type(page, "Text to split into WordPiece tokens", typed)
     wp = page.locator('[data-testid="stMain"] .js-plotly-plot').first
     text = wp.inner_text()
-    assert "力" in text and "[UNK]" in text and "##ization" in text  # one CJK character per token; a ## piece
+    from core.bert import load
+
+    pieces = load("", device="cpu").tokenizer.tokenize(typed)  # the default model's own WordPiece
+    assert {"注", "意", "力", "[UNK]"} <= set(pieces)          # one token per CJK character; the emoji unknown
+    assert all(p in text for p in set(pieces))
     assert page.locator('img[src="x"]').count() == 0    # user text never becomes HTML
     screenshot(page, "bert-inputs-en")
     assert real_console_errors(page) == []
@@ -40,7 +45,7 @@ def test_bert_outputs_page(server, page):
     wait_idle(page, 180_000)
     assert _plots(page) >= 7  # hidden, pooled, trajectory, similarity, masking, heads, factor, confusion, own post
     main = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Held-out accuracy" in main and "no masked-LM head" in main
+    assert "Held-out accuracy" in main and "Top 5 predictions of the MLM head" in main
     screenshot(page, "bert-outputs-en")
     _type(page, "Sentence to mask", "")
     assert "The text is empty" in page.locator('[data-testid="stMain"]').inner_text()
