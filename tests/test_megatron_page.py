@@ -99,3 +99,31 @@ def test_presenter_deep_link_shows_only_the_first_steps():
     assert not at.exception and not at.error
     headers = [h.value for h in at.header]
     assert headers[-1] == "Splitting one matrix multiply"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_formulas_are_printed_from_the_formulas_module(lang):
+    """The page's formulas come from core/megatron/formulas.py (one sympy source), whose numbers
+    tests/test_megatron.py checks against the papers' tables; none is typed into the page."""
+    import inspect
+    from pathlib import Path
+
+    from core.megatron import calculators as calc
+    from core.megatron import formulas as fm
+
+    source = Path(inspect.getfile(calc)).parents[2].joinpath("pages", "08_megatron.py").read_text(encoding="utf-8")
+    assert r"\frac" not in source and "(p−1)" not in source and "(p-1)" not in source
+    at = run_lesson("megatron", lang)
+    assert not at.exception
+    printed = [el.value.strip("$\n ") for el in at.latex]
+    body = fm.latex(fm.PARAMS).split(" = ", 1)[1]
+    assert any(x.endswith(body) for x in printed), printed
+    assert any(fm.latex(fm.FLOPS) in x and x.endswith(fm.latex(fm.TRAINING_SECONDS).split(" = ", 1)[1]) for x in printed)
+    assert any(x.endswith(fm.latex(fm.ACTIVATIONS[("none", False)]).split(" = ", 1)[1]) for x in printed)
+    assert any(x.endswith(fm.latex(fm.ZERO[3]).split(" = ", 1)[1]) for x in printed)  # default stage 3
+    # no English left side in the Chinese page
+    if lang == "zh-TW":
+        assert not any(re.search(r"\\text\{(time|bytes|per layer)\}", x) for x in printed), printed
+    # the bubble metric names the module's own text of (p - 1)/m at the default p = 4, m = 8
+    labels = list(metrics(at))
+    assert any(calc.bubble(4, 8)["formula"] in lbl for lbl in labels), labels
