@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import HIGHLIGHT, OKABE_ITO, bar_strip, escape_label, heatmap, heatmap_titles, layout, merge_labels
+from . import HIGHLIGHT, OKABE_ITO, bar_strip, escape_label, heatmap, heatmap_titles, layout, log_ticks, merge_labels
 
 SERIES_COLOURS = {"none": OKABE_ITO[5], "bahdanau": OKABE_ITO[0]}  # vermilion vs blue: CVD-safe pair
 
@@ -145,7 +145,10 @@ def loss_curve(points: Sequence[tuple[int, float]], *, labels: Mapping[str, str]
     fig = go.Figure(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines",
                                line=dict(color=OKABE_ITO[0]),
                                hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
-    fig.update_yaxes(type="log", title_text=escape_label(lab["y"]))
+    ys = [p[1] for p in points if p[1] > 0]
+    ticks = log_ticks(min(ys), max(ys)) if ys else ([], [])
+    fig.update_yaxes(type="log", title_text=escape_label(lab["y"]), tickmode="array", tickvals=ticks[0],
+                     ticktext=ticks[1])
     fig.update_xaxes(title_text=escape_label(lab["x"]))
     return layout(fig, lab["title"], 260, margin=dict(t=40 if lab["title"] else 10))
 
