@@ -150,3 +150,28 @@ def test_every_grid_figure_of_lessons_6_and_7_is_legible():
     ]
     for fig in figs:
         assert_legible(spec(fig))
+
+
+def test_single_characters_stand_upright_and_long_labels_turn():
+    from core.figures import seq2seq as sfig
+
+    src = list("二〇二六年十二月二日") + ["</s>"]
+    w = [[1.0 / len(src)] * len(src) for _ in range(11)]
+    ax = spec(sfig.alignment(w, src, list("2026-12-02") + ["</s>"]))["layout"]["xaxis"]
+    assert ax["tickangle"] == 0 and len(ax["tickvals"]) == len(src)   # every input labelled, upright
+    words = [f"token{i:02d}xyz" for i in range(30)]
+    ax = spec(sfig.alignment([[0.0] * 30] * 2, words, ["a", "b"]))["layout"]["xaxis"]
+    assert ax["tickangle"] == -45
+
+
+def test_bi_gru_annotations_label_both_halves_and_leave_no_empty_band():
+    from core.figures import seq2seq as sfig
+
+    H, src = 16, list("12/02/26")
+    s = spec(sfig.annotations([[0.1] * H] * len(src), [[-0.1] * H] * len(src), src))
+    ax = s["layout"]["xaxis"]
+    assert ax["side"] == "bottom" and ax.get("showticklabels") is not False and ax.get("tickangle", 0) == 0
+    assert any(t.startswith("→") for t in ax["ticktext"]) and any(t.startswith("←") for t in ax["ticktext"])
+    assert s["layout"]["margin"]["t"] <= 80                          # no band reserved for a top axis
+    assert all(a["yref"] == "paper" and a["y"] >= 1.0 for a in s["layout"]["annotations"])
+    assert_legible(s)

@@ -25,6 +25,15 @@ MIN_TEXT_PX = 11
 UNIFORM_TEXT = dict(minsize=MIN_TEXT_PX, mode="hide")
 
 
+PLOT_PX = 760  # the plot area a figure gets in the main column at 1400 px, sidebar open
+
+
+def text_px(text: str, size: int = 12) -> int:
+    """About how wide ``text`` is at ``size`` px: CJK and full-width characters are one em, others
+    ~0.6 em (the app's sans-serif)."""
+    return int(sum(size if ord(c) >= 0x2E80 else 0.6 * size for c in str(text)))
+
+
 def log_ticks(lo: float, hi: float, most: int = 7) -> tuple[list[float], list[str]]:
     """Tick values and labels for a log axis from ``lo`` to ``hi``: 1-2-5 steps per decade, thinned to
     ``most``, so short ranges are labelled once each (no pile of minor labels) and long ones by decade."""
@@ -157,14 +166,17 @@ def heatmap(
         shapes.append(dict(type="rect", x0=-0.5, x1=n_x - 0.5, y0=highlight_row - 0.5,
                            y1=highlight_row + 0.5, line=dict(color=HIGHLIGHT, width=3)))
     side = max(260, min(900, 28 * max(n_x, n_y) + 140))
+    column_px = (PLOT_PX - 120) / max(n_x, 1)
+    rotate = any(text_px(html.unescape(s)) + 4 > column_px for s in xs)
     # The x axis sits on top (read like a matrix), so the title needs room above its labels.
-    top = 60 + (40 if x_title else 0) + (40 if title else 0) + (30 if n_x > 8 else 0)
+    top = 60 + (40 if x_title else 0) + (40 if title else 0) + (30 if rotate else 0)
     layout = dict(
         title=dict(text=escape_label(title), y=0.99, yanchor="top"), font=FONT, shapes=shapes,
         uniformtext=UNIFORM_TEXT,
         height=(height or side) + top - 60, margin=dict(l=10, r=10, t=top, b=10),
+        # rotate the input labels only when they cannot stand upright in their column
         xaxis=dict(type="category", side="top", title=dict(text=escape_label(x_title)),
-                   tickangle=-45 if n_x > 8 else 0),
+                   tickangle=-45 if rotate else 0, tickmode="array", tickvals=xs, ticktext=xs),
         yaxis=dict(type="category", autorange="reversed", title=dict(text=escape_label(y_title))),
     )
     return figure([trace], layout)

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import HIGHLIGHT, OKABE_ITO, escape_label, heatmap, heatmap_titles, layout, merge_labels
+from . import HIGHLIGHT, OKABE_ITO, PLOT_PX, escape_label, heatmap, heatmap_titles, layout, merge_labels, text_px
 
 # Colours for the masking simulator's categories (Okabe-Ito, distinguishable without red/green).
 ACTION_COLOURS = {"special": "#BBBBBB", "not chosen": "#F2F2F2", "mask": OKABE_ITO[0],
@@ -25,15 +25,8 @@ SENTIMENT_COLOURS = {"positive": OKABE_ITO[0], "neutral": "#999999", "negative":
 # wider than PLOT_PX wraps into bands, each band headed by its column labels; text too long for its
 # cell is cut with "…" and shown whole on hover.
 CELL_FONT = 12
-PLOT_PX = 760  # the plot area a figure gets in the main column at 1400 px, sidebar open
 LABEL_PX = 120  # room for the row names on the left
 MIN_CELL, MAX_CELL = 34, 96
-
-
-def text_px(text: str, size: int = CELL_FONT) -> int:
-    """About how wide ``text`` is at ``size`` px: CJK and full-width characters are one em, others
-    ~0.6 em (the app's sans-serif)."""
-    return int(sum(size if ord(c) >= 0x2E80 else 0.6 * size for c in str(text)))
 
 
 def fit_text(text: str, width: int, size: int = CELL_FONT) -> str:
