@@ -68,14 +68,18 @@ PROSE_ONLY: dict[str, set[str]] = {
     "the lecture's own English words, quoted as the lecturer said them (lessons 2-5)": {
         "Encoder", "Decoder", "encoder", "decoder", "Self", "Multi", "head", "BLEU", "maxout",
     },
+    "the sentiment classes as the model names them (lesson 1 pairs each with its Chinese)": {
+        "positive", "neutral", "negative",
+    },
     "cited works, corpora and organisations, named as published": {
         "Wikipedia", "BooksCorpus", "OpenWebText", "RealNews", "CC-Stories", "Stories", "CC", "OpenAI",
         "Twitter", "Jain", "Wallace", "Joshi", "Jaccard", "L-BFGS", "BFGS", "NASDAQ",
         "Task", "Masked", "LM", "Input", "Output", "Representations", "Pre-training", "training", "Deep",
         "Bidirectional", "Language", "Understanding", "of", "for", "Is", "All", "You", "Need",
+        "What", "Does", "Look", "At",
     },
     "code: package, module, file and command names (lessons tell the reader what to type)": {
-        "core", "python", "torch", "distributed", "run", "README", "json", "config", "manifest", "vocab",
+        "core", "python", "Python", "torch", "distributed", "run", "README", "json", "config", "manifest", "vocab",
         "column-parallel", "column", "parallel", "query", "key", "value", "dropout", "segment", "type",
         "attention", "rollout", "tags", "tokenization", "play", "wide", "pooler",
     },

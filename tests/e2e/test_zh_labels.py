@@ -22,17 +22,26 @@ SMALL_SVG_TEXT_JS = """(min) => [...document.querySelectorAll('[data-testid="stP
   .filter(x => x[0] < min)"""
 
 # The reader's text: the main column and the sidebar, without the figures (their labels are checked
-# by the AppTest test from the figure JSON), code blocks, math and the inputs' own values.
+# by the AppTest test from the figure JSON), code blocks, math, icon ligatures and the inputs' own values.
 VISIBLE_TEXT_JS = """() => {
+  const skip = '[data-testid="stPlotlyChart"], pre, code, .katex, [data-testid="stDataFrame"], iframe, '
+             + 'textarea, input, [data-testid="stIconMaterial"], script, style';
   const parts = [];
   for (const root of document.querySelectorAll('[data-testid="stMain"], [data-testid="stSidebar"]')) {
-    const copy = root.cloneNode(true);
-    copy.querySelectorAll('[data-testid="stPlotlyChart"], pre, code, .katex, [data-testid="stDataFrame"],'
-        + ' iframe, textarea, input, [data-testid="stExpanderDetails"] [data-testid="stCode"]')
-        .forEach(e => e.remove());
-    parts.push(copy.innerText);
+    // text node by text node, so that a label and its value never run together ("p4", "B109")
+    const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const el = n.parentElement;
+      if (!el || el.closest(skip)) continue;
+      // English set in italics is a cited title or a term quoted as such (the AppTest rule too)
+      const em = el.closest('em, i');
+      if (em && !/[\u3400-\u9fff]/.test(em.textContent)) continue;
+      const box = el.getClientRects();
+      if (!box.length || getComputedStyle(el).visibility === 'hidden') continue;
+      parts.push(n.textContent);
+    }
   }
-  return parts.join('\\n');
+  return parts.join(' \\n ');
 }"""
 
 EXAMPLES_JS = """() => [...document.querySelectorAll('input, textarea')].map(e => e.value)
