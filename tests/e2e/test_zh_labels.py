@@ -64,3 +64,32 @@ def test_zh_tw_lesson_has_no_stray_english_and_no_tiny_figure_text(server, page,
         drawn = frame.evaluate("() => [...document.querySelectorAll('svg text')].map(e => e.textContent.trim())")
         english = [s for s in drawn if BERTVIZ_ENGLISH.match(s)]
         assert not english, f"{lesson_id}: bertviz draws {english[:5]}"
+
+
+@pytest.mark.parametrize("view", ["模型視圖", "神經元視圖"])
+def test_bertviz_views_draw_their_words_in_chinese(server, page, view):
+    """bertviz's own scripts write "Heads", "Layers", "Layer 3, Head 5", "Softmax", "No token
+    selected" into the drawing; the bridge puts the reader's language in their place."""
+    from tests.e2e.conftest import wait_idle
+
+    open_app(page, f"{server}/multi-head?lang=zh-TW", 180_000)
+    page.locator("[data-testid=\"stButtonGroup\"] button", has_text=view).first.click()
+    wait_idle(page, 180_000)
+    def drawn_texts() -> list[str]:
+        out = []
+        for f in page.frames[1:]:
+            out += f.evaluate("() => [...document.querySelectorAll('svg text')].map(e => e.textContent.trim())")
+        return out
+
+    want = {"頭", "層", "Heads", "Layers"} if view == "模型視圖" else {"softmax", "Softmax", "尚未選擇詞元",
+                                                                   "No token selected"}
+    drawn: list[str] = []
+    for _ in range(100):  # the view draws after its scripts load inside the frame
+        drawn = drawn_texts()
+        if want & set(drawn):
+            break
+        page.wait_for_timeout(200)
+    page.wait_for_timeout(500)
+    drawn = drawn_texts()
+    assert want & set(drawn), drawn[:30]
+    assert not [s for s in drawn if BERTVIZ_ENGLISH.match(s)], [s for s in drawn if BERTVIZ_ENGLISH.match(s)]
