@@ -248,3 +248,27 @@ def test_a_recorded_device_reads_in_chinese(recorded, expected, monkeypatch):
 
     monkeypatch.setattr(state, "lang", lambda: "zh-TW")
     assert shell.recorded_device(recorded) == expected
+
+
+def test_tables_name_every_column_and_dash_empty_cells(monkeypatch):
+    """ui/tables.display_rows: headers from labels.column.<key> in the reader's language (read here
+    straight from the locale file), None/NaN as "—", a column's values mapped when asked."""
+    import tomllib
+
+    from core.lessons import ROOT
+    from ui import state, tables
+
+    zh = tomllib.loads((ROOT / "ui/locales/zh-TW/labels.toml").read_text(encoding="utf-8"))["column"]
+    monkeypatch.setattr(state, "lang", lambda: "zh-TW")
+    rows = [{"model": "ALBERT", "mnli_mm": None, "race": float("nan"), "op": "all_reduce"},
+            {"model": "RoBERTa", "mnli_mm": 90.2, "race": 83.2, "op": "all_reduce"}]
+    out = tables.display_rows(rows, values={"op": {"all_reduce": "all-reduce"}})
+    assert list(out[0]) == [zh["model"], zh["mnli_mm"], zh["race"], zh["op"]]
+    assert out[0][zh["mnli_mm"]] == "—" and out[0][zh["race"]] == "—" and out[1][zh["mnli_mm"]] == 90.2
+    assert out[0][zh["op"]] == "all-reduce"
+    # every column key the Megatron tables use has a name in both languages
+    from core.megatron import story
+
+    en = tomllib.loads((ROOT / "ui/locales/en/labels.toml").read_text(encoding="utf-8"))["column"]
+    keys = set(story.NARAYANAN_TABLE1_COLUMNS) | set(story.results_table()[0]) | set(story.SCALING_CONFIGS[0])
+    assert keys <= set(zh) and keys <= set(en), keys - set(zh)
