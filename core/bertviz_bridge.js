@@ -114,4 +114,21 @@
   new MutationObserver(function () {
     vis.querySelectorAll(":scope > svg").forEach(fit);
   }).observe(vis, {childList: true});
+
+  // bertviz draws a few English words itself ("Heads", "Layers", "Layer 3, Head 5", "Softmax",
+  // "No token selected"): put the reader's language in their place, now and after every redraw.
+  var TEXT = P.text || {}, LH = P.layer_head || ["Layer", "Head"];
+  var LAYER_HEAD = /^Layer (\d+), Head (\d+)$/, SEP = /[\u3400-\u9fff]/.test(LH[0]) ? "，" : ", ";
+  function translate(root) {
+    root.querySelectorAll("text, tspan").forEach(function (el) {
+      if (el.children.length) return;
+      var s = el.textContent, m, out = null;
+      if (Object.prototype.hasOwnProperty.call(TEXT, s)) out = TEXT[s];
+      else if ((m = LAYER_HEAD.exec(s))) out = LH[0] + " " + m[1] + SEP + LH[1] + " " + m[2];
+      if (out !== null && out !== s) el.textContent = out;
+    });
+  }
+  new MutationObserver(function () { translate(vis); })
+    .observe(vis, {childList: true, subtree: true, characterData: true});
+  translate(vis);
 })();

@@ -143,7 +143,14 @@ DEFAULT_LABELS = {
     "bb": "Sentence B -> Sentence B",
     "ab": "Sentence A -> Sentence B",
     "ba": "Sentence B -> Sentence A",
+    # words bertviz's own scripts draw inside the views; core/bertviz_bridge.js swaps them for these
+    "heads": "Heads",
+    "layers": "Layers",
+    "softmax": "Softmax",
+    "no_token": "No token selected",
 }
+# bertviz's drawn text -> the label key that replaces it ("Layer 3, Head 5" is matched by the bridge)
+DRAWN_TEXT = {"Heads": "heads", "Layers": "layers", "Softmax": "softmax", "No token selected": "no_token"}
 
 _CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -206,6 +213,8 @@ def render(
         payload["q"] = base64.b64encode(q.astype("<f2").tobytes()).decode("ascii")
         payload["k"] = base64.b64encode(k.astype("<f2").tobytes()).decode("ascii")
     labels = {**DEFAULT_LABELS, **(labels or {})}
+    payload["text"] = {drawn: labels[key] for drawn, key in DRAWN_TEXT.items()}
+    payload["layer_head"] = [labels["layer"], labels["head"]]
     pair = sentence_b_start is not None and 0 < sentence_b_start < T
     return "".join(
         [

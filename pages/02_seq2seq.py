@@ -5,6 +5,7 @@ from core.figures import seq2seq as figs
 from ui import figures, lesson
 from ui.i18n import t
 from ui.seq2seq import checked_input, get_model, get_task, live_report, live_training, manifest_entries
+from ui.shell import recorded_device
 
 page = lesson.LessonPage("seq2seq")
 LONG = "thequickbrownfoxjumpsoverthelazydogagain"  # 40 letters: the slider shows its prefixes
@@ -63,7 +64,7 @@ def accuracy_curve(inp):
     for e in entries:
         st.caption(t("seq2seq.manifest_caption", model=_names()[e["attention"]], n=e["heldout_n"],
                      acc=f"{e['heldout_exact_match']:.1%}", seconds=e["train_seconds"], steps=e["steps"],
-                     device=e["device"], seed=e["seed"]))
+                     device=recorded_device(e["device"]), seed=e["seed"]))
 
 
 @page.widget("forgetting")

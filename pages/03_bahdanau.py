@@ -5,6 +5,7 @@ from core.figures import seq2seq as figs
 from ui import figures, lesson, widgets
 from ui.i18n import t
 from ui.seq2seq import checked_input, date_trace, get_task, live_training, manifest_entries
+from ui.shell import recorded_device
 
 page = lesson.LessonPage("bahdanau")
 KEY = "bahdanau.input"
@@ -64,7 +65,7 @@ def bigru(inp):
         st.caption(t("bahdanau.expected", target=tr.target))
     entry = manifest_entries("date")[0]
     st.caption(t("bahdanau.model_caption", acc=f"{entry['heldout_exact_match']:.1%}", n=entry["heldout_n"],
-                 steps=entry["steps"], seconds=entry["train_seconds"], device=entry["device"], seed=entry["seed"]))
+                 steps=entry["steps"], seconds=entry["train_seconds"], device=recorded_device(entry["device"]), seed=entry["seed"]))
     H = len(tr.forward[0])
     fig = figs.annotations(tr.forward, tr.backward, tr.source, labels={"title": t("bahdanau.bigru_title", H=H, D=2 * H), "x": t("bahdanau.bigru_x"), "y": t("bahdanau.bigru_y")})
     rows = [{"j": j + 1, "x_j": c, **{f"fwd_{d}": v for d, v in enumerate(f)},

@@ -1,17 +1,23 @@
 """Lesson 8: Megatron-BERT and model parallelism (layout and widgets only; core computes)."""
-import pandas as pd
 import streamlit as st
 
 from core.figures import megatron as mfig
 from core.megatron import calculators as calc
+from core.megatron import formulas as fm
 from core.megatron import story
 from core.widgets import CHUNKS, MICROBATCHES, SCHEDULE, STAGES
-from ui import figures, lesson, widgets
-from ui.widgets import megatron_labels
+from ui import figures, lesson, tables, widgets
 from ui.i18n import t
 from ui.megatron import demo_result, ln_result, run_demo, train_ln
+from ui.widgets import megatron_labels
 
 page = lesson.LessonPage("megatron")
+
+
+def _tex_text(label: str) -> str:
+    """A translated label as LaTeX text (the characters LaTeX treats as commands escaped)."""
+    safe = "".join("\\" + c if c in "#$%&_{}" else c for c in label)
+    return r"\text{" + safe + "}"
 
 
 # ---- tensor parallelism, live -----------------------------------------------------------------
@@ -62,13 +68,10 @@ def demo():
     st.caption(t("megatron.joins_caption"))
 
     st.subheader(t("megatron.log_title"), anchor=False)
-    st.dataframe(pd.DataFrame([{t("megatron.col_step"): i + 1, "op": c["op"],
-                                t("megatron.col_operator"): c["operator"],
-                                t("megatron.col_direction"): t(f"megatron.dir_{c['direction']}"),
-                                t("megatron.col_site"): c["site"], t("megatron.col_shape"): str(c["shape"]),
-                                "bytes": c["bytes"],
-                                t("megatron.col_skipped"): t("megatron.yes") if c["skipped"] else ""}
-                               for i, c in enumerate(r["collectives"])]), hide_index=True)
+    tables.show([{"step": i + 1, "op": c["op"], "operator": c["operator"],
+                  "direction": t(f"megatron.dir_{c['direction']}"), "site": c["site"], "shape": str(c["shape"]),
+                  "bytes": c["bytes"], "skipped": t("megatron.yes") if c["skipped"] else ""}
+                 for i, c in enumerate(r["collectives"])], values={"op": {"all_reduce": "all-reduce"}})
     if n == 1:
         st.caption(t("megatron.log_one_rank"))
 
@@ -116,7 +119,7 @@ def zero():
                  key="megatron.zero", filename="zero-memory",
                  data=[{"stage": r["inputs"]["zero_stage"], "formula": r["formula"],
                         "gb_per_device": r["gb_per_device"], **r["breakdown_bytes"]} for r in rows])
-    st.latex(rows[stage]["formula"].replace("Psi", r"\Psi ").replace("N_d", "N_d"))
+    st.latex(fm.latex(fm.ZERO[stage], lhs=_tex_text(t("megatron.lhs_bytes"))))
     st.caption(t("megatron.zero_caption", gb=rows[stage]["gb_per_device"]))
     shown = min(dp, 8)
     holdings = [h for h in calc.zero_holdings(dp, stage) if h["device"] < shown]
@@ -132,7 +135,7 @@ def zero():
 def calculators():
     tabs = st.tabs([t("megatron.tab_params"), t("megatron.tab_flops"), t("megatron.tab_act")])
     with tabs[0]:
-        st.latex(r"P = 12\,l\,h^2\left(1 + \frac{13}{12h} + \frac{V + s}{12\,l\,h}\right)")
+        st.latex(fm.latex(fm.PARAMS))
         st.caption(t("megatron.cite_eq2"))
         c = st.columns(4)
         l_ = c[0].number_input("l", 1, 1000, 128, key="megatron.c_l")
@@ -142,13 +145,12 @@ def calculators():
         r = calc.params(l_, h_, V_, s_)
         st.metric(t("megatron.params_result"), f"{r['params'] / 1e9:,.2f} B")
         st.caption(t("megatron.table1_caption"))
-        st.dataframe(pd.DataFrame([{**dict(zip(story.NARAYANAN_TABLE1_COLUMNS, row)),
-                                    "eq2_params_b": round(calc.params(row[3], row[2], story.NARAYANAN_VOCAB,
-                                                                      story.NARAYANAN_SEQ)["params"] / 1e9, 2)}
-                                   for row in story.NARAYANAN_TABLE1]), hide_index=True)
+        tables.show([{**dict(zip(story.NARAYANAN_TABLE1_COLUMNS, row)),
+                      "eq2_params_b": round(calc.params(row[3], row[2], story.NARAYANAN_VOCAB,
+                                                        story.NARAYANAN_SEQ)["params"] / 1e9, 2)}
+                     for row in story.NARAYANAN_TABLE1])
     with tabs[1]:
-        st.latex(r"F = 96\,B\,s\,l\,h^2\left(1 + \frac{s}{6h} + \frac{V}{16\,l\,h}\right)"
-                 r"\qquad \text{time} \approx \frac{8\,T\,P}{n\,X}")
+        st.latex(fm.latex(fm.FLOPS) + r"\qquad " + fm.latex(fm.TRAINING_SECONDS, lhs=_tex_text(t("megatron.lhs_time"))))
         st.caption(t("megatron.cite_eq34"))
         c = st.columns(4)
         l_ = c[0].number_input("l", 1, 1000, 96, key="megatron.f_l")
@@ -167,8 +169,7 @@ def calculators():
         k[2].metric(t("megatron.days"), f"{r['training_time']['days']:,.1f}")
         st.caption(t("megatron.time_caption"))
     with tabs[2]:
-        st.latex(r"\text{" + t("megatron.act_per_layer") + r"} = s\,b\,h\left(10 + \frac{24}{t} + "
-                 r"\frac{5\,a\,s}{h\,t}\right)")
+        st.latex(fm.latex(fm.ACTIVATIONS[("none", False)], lhs=_tex_text(t("megatron.act_per_layer"))))
         st.caption(t("megatron.cite_korthikanti"))
         c = st.columns(6)
         s_ = c[0].number_input("s", 1, 1_000_000, 2048, key="megatron.a_s")
@@ -192,16 +193,12 @@ def calculators():
 @page.widget("bert")
 def bert():
     rows = story.bert_table()
-    st.dataframe(pd.DataFrame([{t("megatron.col_model"): r["model"], t("megatron.col_paper"): r["params_paper"],
-                                "layers": r["layers"], "hidden": r["hidden"], "heads": r["heads"],
-                                t("megatron.col_head_dim"): r["head_dim"], "GPUs": r["gpus"],
-                                t("megatron.col_eq2"): f"{r['params_eq2'] / 1e9:.3f} B",
-                                t("megatron.col_exact"): f"{r['params_exact'] / 1e9:.3f} B",
-                                t("megatron.col_ppl"): r["heldout_ppl"]} for r in rows]),
-                 hide_index=True)
+    tables.show([{**r, "params_eq2": f"{r['params_eq2'] / 1e9:.3f}", "params_exact": f"{r['params_exact'] / 1e9:.3f}"}
+                 for r in rows], ["model", "params_paper", "layers", "hidden", "heads", "head_dim", "gpus",
+                                  "params_eq2", "params_exact", "heldout_ppl"])
     st.caption(t("megatron.table4_caption"))
     table = story.results_table()
-    st.dataframe(pd.DataFrame(table), hide_index=True)
+    tables.show(table)
     st.caption(t("megatron.table5_caption"))
     columns = ["mnli_m", "qqp", "squad11_f1", "squad20_f1", "race"]
     tasks = {c: t(f"megatron.task_{c}") for c in columns}
@@ -257,7 +254,7 @@ def scaling():
     c[0].metric(t("megatron.sustained"), f"{story.SUSTAINED_PFLOPS} PFLOP/s")
     c[1].metric(t("megatron.baseline"), f"{story.BASELINE_TFLOPS:.0f} TFLOP/s")
     c[2].metric(t("megatron.efficiency_512"), f"{story.SCALING_EFFICIENCY_512:.0%}")
-    st.dataframe(pd.DataFrame(story.SCALING_CONFIGS), hide_index=True)
+    tables.show(story.SCALING_CONFIGS)
     st.caption(t("megatron.scaling_caption"))
 
 

@@ -44,7 +44,7 @@ def test_demo_button_runs_torchrun_and_shows_the_check():
     assert ok and re.search(r"2 rank\(s\) on (gloo|nccl)", ok[0])
     m = metrics(at)
     assert m["all-reduces, forward"] == "2" and m["all-reduces, backward"] == "2"
-    log = at.dataframe[0].value
+    log = next(d.value for d in at.dataframe if "operator" in d.value.columns)  # after the worked example's table
     assert list(log["operator"]) == ["g", "g", "f", "f"]
     assert list(log["where"]) == ["attention.g", "mlp.g", "mlp.f", "attention.f"]
     specs = charts(at)
@@ -53,13 +53,16 @@ def test_demo_button_runs_torchrun_and_shows_the_check():
     assert {tr["name"] for tr in shard_map["data"]} == {"rank 0", "rank 1"}
 
 
-def test_demo_reports_a_crashed_rank():
-    at = run_lesson("megatron", "en")
+@pytest.mark.parametrize("lang", LANGS)
+def test_demo_reports_a_crashed_rank(lang):
+    at = run_lesson("megatron", lang)
     at.selectbox(key="megatron.fault").set_value("crash")
     at.button(key="megatron.run").click().run(timeout=180)
     assert not at.exception
-    assert any("did not complete" in e.value for e in at.error)
-    assert any("injected crash on rank 1" in c.value for c in at.code)
+    errors = [e.value for e in at.error]
+    assert any("injected crash on rank 1" in e for e in errors), errors   # the worker's own words, quoted
+    if lang == "zh-TW":  # the card around them is Chinese, not raw torchrun text
+        assert all(re.search(r"[\u3400-\u9fff]", e) for e in errors), errors
 
 
 def test_pipeline_controls_move_the_bubble():
@@ -99,3 +102,31 @@ def test_presenter_deep_link_shows_only_the_first_steps():
     assert not at.exception and not at.error
     headers = [h.value for h in at.header]
     assert headers[-1] == "Splitting one matrix multiply"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_formulas_are_printed_from_the_formulas_module(lang):
+    """The page's formulas come from core/megatron/formulas.py (one sympy source), whose numbers
+    tests/test_megatron.py checks against the papers' tables; none is typed into the page."""
+    import inspect
+    from pathlib import Path
+
+    from core.megatron import calculators as calc
+    from core.megatron import formulas as fm
+
+    source = Path(inspect.getfile(calc)).parents[2].joinpath("pages", "08_megatron.py").read_text(encoding="utf-8")
+    assert r"\frac" not in source and "(p−1)" not in source and "(p-1)" not in source
+    at = run_lesson("megatron", lang)
+    assert not at.exception
+    printed = [el.value.strip("$\n ") for el in at.latex]
+    body = fm.latex(fm.PARAMS).split(" = ", 1)[1]
+    assert any(x.endswith(body) for x in printed), printed
+    assert any(fm.latex(fm.FLOPS) in x and x.endswith(fm.latex(fm.TRAINING_SECONDS).split(" = ", 1)[1]) for x in printed)
+    assert any(x.endswith(fm.latex(fm.ACTIVATIONS[("none", False)]).split(" = ", 1)[1]) for x in printed)
+    assert any(x.endswith(fm.latex(fm.ZERO[3]).split(" = ", 1)[1]) for x in printed)  # default stage 3
+    # no English left side in the Chinese page
+    if lang == "zh-TW":
+        assert not any(re.search(r"\\text\{(time|bytes|per layer)\}", x) for x in printed), printed
+    # the bubble metric names the module's own text of (p - 1)/m at the default p = 4, m = 8
+    labels = list(metrics(at))
+    assert any(calc.bubble(4, 8)["formula"] in lbl for lbl in labels), labels

@@ -159,7 +159,8 @@ def tag_names() -> dict[str, str]:
 
 
 def bertviz_labels() -> dict[str, str]:
-    return {k: t(f"multi_head.bv.{k}") for k in ("layer", "head", "attention", "all", "aa", "bb", "ab", "ba")}
+    return {k: t(f"multi_head.bv.{k}") for k in ("layer", "head", "attention", "all", "aa", "bb", "ab", "ba",
+                                                  "heads", "layers", "softmax", "no_token")}
 
 
 def projection_labels() -> dict[str, str]:

@@ -55,6 +55,18 @@ def _device_label() -> str:
     return f"{t('app.device')}: {label}"
 
 
+def recorded_device(recorded: str) -> str:
+    """A device as a training manifest recorded it ("cpu (x86_64, 1 threads)", "cuda (…)"), in the
+    reader's language; anything else is shown as recorded."""
+    import re
+
+    m = re.fullmatch(r"(cpu|cuda|mps)\S*\s*\(([^,()]+),\s*(\d+) threads?\)", str(recorded).strip())
+    if not m:
+        return str(recorded)
+    kind = {"cpu": "CPU", "cuda": "GPU", "mps": "GPU"}[m[1]]
+    return t("app.device_recorded", kind=kind, machine=m[2].strip(), threads=int(m[3]))
+
+
 def sidebar():
     """Draw the sidebar; returns the slots for the device line, the model picker and the progress,
     filled after the page ran (the page may have loaded torch, fallen back from a model that

@@ -280,7 +280,9 @@ def pipeline_schedule(key: str, *, schedule: str, stages: int, microbatches: int
                  data=tl["ops"])
     k = st.columns(3)
     k[0].metric(t("megatron.bubble_measured"), f"{tl['measured_bubble_fraction']:.4f}")
-    k[1].metric(t("megatron.bubble_formula", f="(p−1)/m" if v == 1 else "(p−1)/(v·m)"),
+    from core.megatron.calculators import bubble
+
+    k[1].metric(t("megatron.bubble_formula", f=bubble(p, m, v)["formula"]),
                 f"{tl['formula_bubble_fraction']:.4f}")
     k[2].metric(t("megatron.idle_share"), f"{tl['idle_share_of_iteration']:.1%}")
     st.caption(t("megatron.pipeline_caption", peak=tl["peak_in_flight"]))

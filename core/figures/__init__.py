@@ -18,7 +18,42 @@ import plotly.graph_objects as go
 ATTENTION_SCALE = "Viridis"
 HIGHLIGHT = "#E69F00"  # Okabe-Ito orange: stands out against Viridis
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
-FONT = dict(family="Noto Sans, Noto Sans CJK TC, PingFang TC, Microsoft JhengHei, sans-serif")
+FONT = dict(family="Noto Sans, Noto Sans CJK TC, PingFang TC, Microsoft JhengHei, sans-serif", size=12)
+# The smallest text a figure may draw, in px at 1400 px wide: text that would have to shrink below it
+# (a bar label inside a thin bar) is hidden instead, and the hover still has it.
+MIN_TEXT_PX = 11
+UNIFORM_TEXT = dict(minsize=MIN_TEXT_PX, mode="hide")
+
+
+PLOT_PX = 760  # the plot area a figure gets in the main column at 1400 px, sidebar open
+
+
+def text_px(text: str, size: int = 12) -> int:
+    """About how wide ``text`` is at ``size`` px: CJK and full-width characters are one em, others
+    ~0.6 em (the app's sans-serif)."""
+    return int(sum(size if ord(c) >= 0x2E80 else 0.6 * size for c in str(text)))
+
+
+def log_ticks(lo: float, hi: float, most: int = 7) -> tuple[list[float], list[str]]:
+    """Tick values and labels for a log axis from ``lo`` to ``hi``: 1-2-5 steps per decade, thinned to
+    ``most``, so short ranges are labelled once each (no pile of minor labels) and long ones by decade."""
+    import math
+
+    lo, hi = max(min(lo, hi), 1e-300), max(lo, hi, 1e-300)
+    vals = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in (1, 2, 5):
+            v = m * 10.0 ** e
+            if lo <= v * (1 + 1e-9) and v <= hi * (1 + 1e-9):
+                vals.append(v)
+    if len(vals) > most:
+        vals = [v for v in vals if f"{v:.0e}".startswith("1")] or vals
+    if len(vals) > most:
+        step = math.ceil(len(vals) / most)
+        vals = vals[::step]
+    if len(vals) < 2:
+        vals = [lo, hi]
+    return vals, [f"{v:g}" for v in vals]
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
@@ -57,6 +92,7 @@ def layout(fig: go.Figure, title: str = "", height: int | None = None, *, top: i
     title_spec = dict(text=escape_label(title))
     if top is not None:
         title_spec.update(y=0.98, yanchor="top")
+    kw.setdefault("uniformtext", UNIFORM_TEXT)
     fig.update_layout(title=title_spec, font=FONT, margin=margin, **({"height": height} if height else {}), **kw)
     return fig
 
@@ -130,13 +166,17 @@ def heatmap(
         shapes.append(dict(type="rect", x0=-0.5, x1=n_x - 0.5, y0=highlight_row - 0.5,
                            y1=highlight_row + 0.5, line=dict(color=HIGHLIGHT, width=3)))
     side = max(260, min(900, 28 * max(n_x, n_y) + 140))
+    column_px = (PLOT_PX - 120) / max(n_x, 1)
+    rotate = any(text_px(html.unescape(s)) + 4 > column_px for s in xs)
     # The x axis sits on top (read like a matrix), so the title needs room above its labels.
-    top = 60 + (40 if x_title else 0) + (40 if title else 0) + (30 if n_x > 8 else 0)
+    top = 60 + (40 if x_title else 0) + (40 if title else 0) + (30 if rotate else 0)
     layout = dict(
         title=dict(text=escape_label(title), y=0.99, yanchor="top"), font=FONT, shapes=shapes,
+        uniformtext=UNIFORM_TEXT,
         height=(height or side) + top - 60, margin=dict(l=10, r=10, t=top, b=10),
+        # rotate the input labels only when they cannot stand upright in their column
         xaxis=dict(type="category", side="top", title=dict(text=escape_label(x_title)),
-                   tickangle=-45 if n_x > 8 else 0),
+                   tickangle=-45 if rotate else 0, tickmode="array", tickvals=xs, ticktext=xs),
         yaxis=dict(type="category", autorange="reversed", title=dict(text=escape_label(y_title))),
     )
     return figure([trace], layout)

@@ -36,7 +36,7 @@ def head_heatmap(expl: HeadExplanation, *, highlight_row: int | None = None, sca
                  labels: Mapping[str, str] | None = None) -> go.Figure:
     """One head's attention weights, rows = queries, columns = keys (softmax over each row).
     Labels: title, x, y, value."""
-    lab = merge_labels({"title": "", "x": "key", "y": "query", "value": "weight"}, labels)
+    lab = merge_labels({"title": "", "x": "key", "y": "query", "value": "α"}, labels)
     w = expl.weights if scaled else expl.weights_unscaled
     fig = heatmap(w, expl.tokens, expl.tokens, **heatmap_titles(lab), highlight_row=highlight_row, precision=4)
     _pair_divider(fig, expl.sentence_b_start, expl.n_tokens)
@@ -224,7 +224,7 @@ def tag_grid(summ: HeadSummaries, *, tag_names: dict[str, str] | None = None,
     text = [[escape_label(names[summ.tags[l][h]]) for h in range(H)] for l in range(L)]
     fig = go.Figure(go.Heatmap(z=z, x=list(range(H)), y=list(range(L)), zmin=-0.5, zmax=n - 0.5,
                                colorscale=scale, showscale=False, text=text, texttemplate="%{text}",
-                               textfont=dict(size=10), customdata=hover,
+                               textfont=dict(size=12), customdata=hover,
                                hovertemplate="%{customdata}<extra></extra>", xgap=2, ygap=2))
     fig.update_xaxes(title_text=escape_label(lab["head"]), tickmode="array", tickvals=list(range(H)), side="top")
     fig.update_yaxes(title_text=escape_label(lab["layer"]), tickmode="array", tickvals=list(range(L)),
@@ -240,7 +240,7 @@ def rollout_figure(enc: Encoding, roll: np.ndarray, layer: int | None = None, *,
                    labels: Mapping[str, str] | None = None) -> go.Figure:
     """Rollout after ``layer`` (default: the last): how much each position draws on each input token.
     Labels: title, x, y, value."""
-    lab = merge_labels({"title": "", "x": "input token", "y": "position", "value": "rollout"}, labels)
+    lab = merge_labels({"title": "", "x": "input token", "y": "position", "value": "Ã"}, labels)
     l = enc.num_layers - 1 if layer is None else int(layer)
     r = roll[l]
     fig = heatmap(r, enc.tokens, enc.tokens, **heatmap_titles(lab), zmin=0.0, zmax=float(r.max()), precision=4)

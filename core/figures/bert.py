@@ -6,13 +6,14 @@ one label API of core.figures (see merge_labels); builders only draw.
 """
 from __future__ import annotations
 
+import html as _html
 from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import HIGHLIGHT, OKABE_ITO, escape_label, heatmap, heatmap_titles, layout, merge_labels
+from . import HIGHLIGHT, OKABE_ITO, PLOT_PX, escape_label, heatmap, heatmap_titles, layout, merge_labels, text_px
 
 # Colours for the masking simulator's categories (Okabe-Ito, distinguishable without red/green).
 ACTION_COLOURS = {"special": "#BBBBBB", "not chosen": "#F2F2F2", "mask": OKABE_ITO[0],
@@ -20,19 +21,79 @@ ACTION_COLOURS = {"special": "#BBBBBB", "not chosen": "#F2F2F2", "mask": OKABE_I
 SENTIMENT_COLOURS = {"positive": OKABE_ITO[0], "neutral": "#999999", "negative": OKABE_ITO[5]}
 
 
+# Text in a cell is drawn at CELL_FONT px (never smaller: 11 px is the floor at 1400 px wide). A grid
+# wider than PLOT_PX wraps into bands, each band headed by its column labels; text too long for its
+# cell is cut with "…" and shown whole on hover.
+CELL_FONT = 12
+LABEL_PX = 120  # room for the row names on the left
+MIN_CELL, MAX_CELL = 34, 96
+
+
+def fit_text(text: str, width: int, size: int = CELL_FONT) -> str:
+    """``text`` cut with "…" so that it fits ``width`` px at ``size`` px."""
+    text = str(text)
+    if text_px(text, size) <= width:
+        return text
+    out = ""
+    for c in text:
+        if text_px(out + c + "…", size) > width:
+            break
+        out += c
+    return out + "…"
+
+
 def _grid(z, text, hover, x_ticks, y_ticks, colorscale, title, zmin=None, zmax=None, height=None,
           showscale=False) -> go.Figure:
-    """A labelled grid of cells (tokens across): the shape every input table takes."""
-    fig = go.Figure(go.Heatmap(z=z, text=text, texttemplate="%{text}", customdata=hover,
-                               hovertemplate="%{customdata}<extra></extra>", colorscale=colorscale,
-                               zmin=zmin, zmax=zmax, showscale=showscale, xgap=2, ygap=2,
-                               x=list(range(len(x_ticks))), y=list(range(len(y_ticks)))))
-    fig.update_xaxes(tickmode="array", tickvals=list(range(len(x_ticks))), ticktext=x_ticks, side="top",
-                     showgrid=False, tickangle=-45 if len(x_ticks) > 10 else 0)
-    fig.update_yaxes(tickmode="array", tickvals=list(range(len(y_ticks))), ticktext=y_ticks,
-                     autorange="reversed", showgrid=False)
-    # x tick labels sit on top: keep the title above them
-    return layout(fig, title, (height or 80 + 46 * len(y_ticks)) + 30, top=110 if title else 70, plot_bgcolor="white")
+    """A labelled grid of cells (tokens across): the shape every input table takes. Wraps into bands
+    when the columns cannot fit at a readable size; cut text keeps its whole form in the hover."""
+    n, rows = len(x_ticks), len(y_ticks)
+    widest = max([text_px(_html.unescape(str(c))) + 10 for row in text for c in row] + [MIN_CELL])
+    cell = min(MAX_CELL, widest)
+    per_band = max(4, (PLOT_PX - LABEL_PX) // cell)
+    banded = n > per_band
+    cell = (PLOT_PX - LABEL_PX) // min(n, per_band) if n else cell
+
+    def cut(c) -> str:
+        raw = _html.unescape(str(c))
+        return _html.escape(fit_text(raw, cell - 8), quote=False) if text_px(raw) > cell - 8 else str(c)
+
+    if not banded:
+        fig = go.Figure(go.Heatmap(z=z, text=[[cut(c) for c in row] for row in text], texttemplate="%{text}",
+                                   textfont=dict(size=CELL_FONT), customdata=hover,
+                                   hovertemplate="%{customdata}<extra></extra>", colorscale=colorscale,
+                                   zmin=zmin, zmax=zmax, showscale=showscale, xgap=2, ygap=2,
+                                   x=list(range(n)), y=list(range(rows))))
+        ticks = [cut(t) for t in x_ticks]
+        long = any(text_px(_html.unescape(t), 12) > cell for t in ticks)
+        fig.update_xaxes(tickmode="array", tickvals=list(range(n)), ticktext=ticks, side="top",
+                         showgrid=False, tickangle=-45 if long else 0, tickfont=dict(size=CELL_FONT))
+        fig.update_yaxes(tickmode="array", tickvals=list(range(rows)), ticktext=y_ticks,
+                         autorange="reversed", showgrid=False, tickfont=dict(size=CELL_FONT))
+        # x tick labels sit on top: keep the title above them
+        return layout(fig, title, (height or 80 + 46 * rows) + 30 + (30 if long else 0),
+                      top=(110 if title else 70) + (30 if long else 0), plot_bgcolor="white")
+    bands = -(-n // per_band)
+    bz, bt, bh, names = [], [], [], []
+    for b in range(bands):
+        lo, hi = b * per_band, min(n, (b + 1) * per_band)
+        pad = per_band - (hi - lo)
+        bz.append([None] * per_band)
+        bt.append([cut(t) for t in x_ticks[lo:hi]] + [""] * pad)
+        bh.append([str(t) for t in x_ticks[lo:hi]] + [""] * pad)
+        names.append(f"{lo}–{hi - 1}")
+        for r in range(rows):
+            bz.append(list(z[r][lo:hi]) + [None] * pad)
+            bt.append([cut(c) for c in text[r][lo:hi]] + [""] * pad)
+            bh.append(list(hover[r][lo:hi]) + [""] * pad)
+            names.append(y_ticks[r])
+    fig = go.Figure(go.Heatmap(z=bz, text=bt, texttemplate="%{text}", textfont=dict(size=CELL_FONT),
+                               customdata=bh, hovertemplate="%{customdata}<extra></extra>", colorscale=colorscale,
+                               zmin=zmin, zmax=zmax, showscale=showscale, xgap=2, ygap=2, hoverongaps=False,
+                               x=list(range(per_band)), y=list(range(len(bz)))))
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(tickmode="array", tickvals=list(range(len(bz))), ticktext=names, autorange="reversed",
+                     showgrid=False, zeroline=False, tickfont=dict(size=CELL_FONT))
+    return layout(fig, title, 60 + 40 * len(bz), top=60 if title else 20, plot_bgcolor="white")
 
 
 def wordpiece_figure(tokens: Sequence[str], ids: Sequence[int], word_index: Sequence[int],
@@ -276,7 +337,7 @@ def task_heads_figure(tokens: Sequence[str], *, labels: Mapping[str, str] | None
                 txt.append("softmax(W C)" if on else "")
             elif h == "labeling":
                 on = t not in special
-                txt.append("tag" if on else "")
+                txt.append("W·T_i" if on else "")
             else:
                 on = t not in special
                 txt.append(("S·T" if h == "start" else "E·T") if on else "")

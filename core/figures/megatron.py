@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import HIGHLIGHT, OKABE_ITO, escape_label, layout
+from . import HIGHLIGHT, OKABE_ITO, escape_label, layout, log_ticks
 
 RANK_COLOURS = [OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[2], OKABE_ITO[3]]
 
@@ -96,16 +96,20 @@ def joins_figure(joins: dict, site: str, *, labels: Mapping[str, str] | None = N
 def diff_figure(max_abs_diff: dict, tolerance: float, *, labels: Mapping[str, str] | None = None) -> go.Figure:
     """Max |parallel - unsharded| per tensor, on a log axis, with the tolerance line."""
     names = list(max_abs_diff)
-    floor = 1e-12   # an exact 0 cannot sit on a log axis; it is drawn at the floor and says 0
+    floor = 1e-12   # an exact 0 cannot sit on a log axis: it is drawn at the floor and labelled "0"
     vals = [max(max_abs_diff[n], floor) for n in names]
     fig = go.Figure(go.Bar(
         x=vals, y=[escape_label(n) for n in names], orientation="h", marker_color=OKABE_ITO[2],
+        base=[floor / 10] * len(names),
+        text=["0" if max_abs_diff[n] == 0 else f"{max_abs_diff[n]:.2g}" for n in names], textposition="outside",
         customdata=[f"{max_abs_diff[n]:.3g}" for n in names],
         hovertemplate="%{y}: %{customdata}<extra></extra>"))
     fig.add_vline(x=tolerance, line=dict(color=OKABE_ITO[5], dash="dash"),
                   annotation_text=_n(labels, "tolerance", "tolerance"))
-    fig.update_xaxes(type="log", title_text=_n(labels, "x", "max |difference|"),
-                     range=[math.log10(floor), math.log10(tolerance) + 1])
+    lo, hi = floor / 10, tolerance * 100
+    tv, tt = log_ticks(lo, hi, most=6)
+    fig.update_xaxes(type="log", title_text=_n(labels, "x", "max |difference|"), tickmode="array", tickvals=tv,
+                     ticktext=tt, range=[math.log10(lo), math.log10(hi)])
     fig.update_yaxes(autorange="reversed")
     return layout(fig, _title(labels), 90 + 24 * len(names))
 
@@ -118,30 +122,38 @@ def pipeline_figure(tl: dict, *, labels: Mapping[str, str] | None = None) -> go.
     p = tl["p"]
     dev_word = _n(labels, "device", "device")
     fig = go.Figure()
+    chunk_word = _n(labels, "chunk", "chunk")
     for kind, colour, name in (("F", OKABE_ITO[0], _n(labels, "forward", "forward")),
                                ("B", OKABE_ITO[1], _n(labels, "backward", "backward"))):
-        ops = [o for o in tl["ops"] if o["kind"] == kind]
-        text = [str(o["microbatch"] + 1) + (f"·{o['chunk'] + 1}" if tl["v"] > 1 else "") for o in ops]
-        fig.add_trace(go.Bar(
-            base=[o["start"] for o in ops], x=[o["end"] - o["start"] for o in ops],
-            y=[f"{dev_word} {o['device'] + 1}" for o in ops], orientation="h", name=name,
-            # odd chunks a little lighter, so the v chunks of one device can be told apart
-            marker=dict(color=colour, line=dict(color="white", width=1),
-                        opacity=[1.0 if o["chunk"] % 2 == 0 else 0.6 for o in ops]),
-            text=text, textposition="inside", insidetextanchor="middle",
-            customdata=[[o["microbatch"] + 1, o["chunk"] + 1, o["stage"] + 1, o["start"], o["end"]]
-                        for o in ops],
-            hovertemplate=(f"{name} · {_n(labels, 'microbatch', 'micro-batch')} %{{customdata[0]}}"
-                           f" · {_n(labels, 'chunk', 'chunk')} %{{customdata[1]}}"
-                           f" · {_n(labels, 'stage', 'stage')} %{{customdata[2]}}"
-                           "<br>%{customdata[3]:.3f} → %{customdata[4]:.3f}<extra></extra>")))
+        # interleaved: odd chunks drawn lighter, so the v chunks of one device can be told apart;
+        # each shade gets its own legend entry
+        shades = ((0, 1.0), (1, 0.6)) if tl["v"] > 1 else ((None, 1.0),)
+        for parity, opacity in shades:
+            ops = [o for o in tl["ops"] if o["kind"] == kind and (parity is None or o["chunk"] % 2 == parity)]
+            if not ops:
+                continue
+            text = [str(o["microbatch"] + 1) + (f"·{o['chunk'] + 1}" if tl["v"] > 1 else "") for o in ops]
+            chunks = sorted({o["chunk"] + 1 for o in ops})
+            entry = name if parity is None else f"{name} · {chunk_word} {', '.join(map(str, chunks))}"
+            fig.add_trace(go.Bar(
+                base=[o["start"] for o in ops], x=[o["end"] - o["start"] for o in ops],
+                y=[f"{dev_word} {o['device'] + 1}" for o in ops], orientation="h", name=entry,
+                marker=dict(color=colour, line=dict(color="white", width=1), opacity=opacity),
+                text=text, textposition="inside", insidetextanchor="middle", textangle=0,
+                textfont=dict(size=12),
+                customdata=[[o["microbatch"] + 1, o["chunk"] + 1, o["stage"] + 1, o["start"], o["end"]]
+                            for o in ops],
+                hovertemplate=(f"{name} · {_n(labels, 'microbatch', 'micro-batch')} %{{customdata[0]}}"
+                               f" · {chunk_word} %{{customdata[1]}}"
+                               f" · {_n(labels, 'stage', 'stage')} %{{customdata[2]}}"
+                               "<br>%{customdata[3]:.3f} → %{customdata[4]:.3f}<extra></extra>")))
     fig.update_yaxes(autorange="reversed",
                      categoryorder="array", categoryarray=[f"{dev_word} {d + 1}" for d in range(p)])
     fig.update_xaxes(title_text=_n(labels, "time", "time (one forward of one micro-batch = 1)"),
                      range=[0, tl["makespan"]])
     fig.update_layout(barmode="overlay", bargap=0.15)
     return layout(fig, _title(labels), 90 + 38 * p, legend=dict(orientation="h", y=-0.25),
-                   uniformtext=dict(minsize=8, mode="hide"))
+                   uniformtext=dict(minsize=11, mode="hide"))
 
 
 def zero_figure(rows_by_stage: list[dict], chosen: int, *, labels: Mapping[str, str] | None = None) -> go.Figure:
@@ -220,7 +232,8 @@ def bert_results_figure(table: list[dict], column: str, params: dict[str, float]
                       annotation_position="top left")
     xs = [params[r["model"]] / 1e9 for r in mega]
     fig.update_xaxes(type="log", title_text=_n(labels, "x", "parameters (billions)"),
-                     range=[math.log10(min(xs)) - 0.15, math.log10(max(xs)) + 0.15])
+                     range=[math.log10(min(xs)) - 0.15, math.log10(max(xs)) + 0.15],
+                     tickmode="array", tickvals=xs, ticktext=[f"{x:.2g}" for x in xs])
     ys = [r[column] for r in table if r[column] is not None]
     fig.update_yaxes(title_text=escape_label(_title(labels) or column), range=[min(ys) - 1, max(ys) + 1])
     return layout(fig, _title(labels), 360, showlegend=False)

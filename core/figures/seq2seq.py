@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import HIGHLIGHT, OKABE_ITO, bar_strip, escape_label, heatmap, heatmap_titles, layout, merge_labels
+from . import HIGHLIGHT, OKABE_ITO, bar_strip, escape_label, heatmap, heatmap_titles, layout, log_ticks, merge_labels
 
 SERIES_COLOURS = {"none": OKABE_ITO[5], "bahdanau": OKABE_ITO[0]}  # vermilion vs blue: CVD-safe pair
 
@@ -95,12 +95,16 @@ def annotations(forward: Sequence[Sequence[float]], backward: Sequence[Sequence[
     fig = heatmap(rows, xs, [f"{_show_char(c)}" for c in source],
                   **heatmap_titles({**lab, "value": "h"}),
                   zmin=-1.0, zmax=1.0, colorscale="RdBu", precision=3)
-    fig.update_xaxes(showticklabels=False, side="bottom")
+    # dimension numbers below (every few, so they stay upright and apart); the two halves named above
+    every = max(1, -(-2 * H // 16))
+    ticks = [x for d, x in enumerate(xs) if d % H % every == 0]
+    fig.update_xaxes(side="bottom", tickangle=0, tickmode="array", tickvals=ticks, ticktext=ticks)
     fig.add_vline(x=H - 0.5, line=dict(color="black", width=3))
     for x, text in ((H / 2 - 0.5, lab["forward"]), (H + H / 2 - 0.5, lab["backward"])):
-        fig.add_annotation(x=x, y=-0.9, text=escape_label(text), showarrow=False, yref="y",
+        fig.add_annotation(x=x, y=1.0, yref="paper", yanchor="bottom", text=escape_label(text), showarrow=False,
                            font=dict(size=16))
-    fig.update_layout(height=max(260, 26 * len(source) + 160))
+    title = lab["title"]
+    fig.update_layout(height=max(260, 26 * len(source) + 150), margin=dict(t=(80 if title else 40), b=60))
     return fig
 
 
@@ -145,7 +149,10 @@ def loss_curve(points: Sequence[tuple[int, float]], *, labels: Mapping[str, str]
     fig = go.Figure(go.Scatter(x=[p[0] for p in points], y=[p[1] for p in points], mode="lines",
                                line=dict(color=OKABE_ITO[0]),
                                hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
-    fig.update_yaxes(type="log", title_text=escape_label(lab["y"]))
+    ys = [p[1] for p in points if p[1] > 0]
+    ticks = log_ticks(min(ys), max(ys)) if ys else ([], [])
+    fig.update_yaxes(type="log", title_text=escape_label(lab["y"]), tickmode="array", tickvals=ticks[0],
+                     ticktext=ticks[1])
     fig.update_xaxes(title_text=escape_label(lab["x"]))
     return layout(fig, lab["title"], 260, margin=dict(t=40 if lab["title"] else 10))
 

@@ -7,7 +7,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.lessons.markdown import LINK_RE, prose_lines
+from markdown_it import MarkdownIt
+
+from core.lessons.markdown import LINK_RE, _blank_comments, prose_lines
 from core.lessons.model import LANGS, Lesson, NotUtf8, Problem, read_text, rel
 from core.widgets import Block, validate
 
@@ -95,3 +97,65 @@ def run_lesson_checks(catalog: Catalog, checks: Iterable[LessonCheck] | None = N
                     Problem(rel(lesson.folder / "lesson.toml"), 1, f"check {name} failed: {type(exc).__name__}: {exc}")
                 ]
             lesson.problems.extend(found)
+
+
+# --- Bold that CommonMark leaves as asterisks ------------------------------------------------------
+# A `**` run opens only if it is left-flanking: the character after it is not whitespace, and if that
+# character is punctuation, the one before the run is whitespace, punctuation or the line's edge; a
+# closing run is the mirror image. Full-width CJK punctuation (：，。「」（）) counts as punctuation, while
+# a CJK character counts as a letter. So `**先猜猜看：**接著` never closes (the run sits between `：`
+# and `接`) and `的**「詞」**` never opens: the reader sees the asterisks. The fix: keep the
+# punctuation outside the bold (`**先猜猜看**：`), or put the bold inside the link text.
+
+_INLINE = MarkdownIt("commonmark")
+_EMPH_RUN = ("**", "__")
+
+
+def _unrendered_bold(markdown: str, first_line: int = 1) -> list[tuple[int, str]]:
+    """(line, text) of every text run in which the parser left `**` or `__` as literal characters."""
+    found: list[tuple[int, str]] = []
+    for tok in _INLINE.parse(_blank_comments(markdown)):
+        if tok.type != "inline" or tok.map is None:
+            continue
+        line = tok.map[0]
+        for child in tok.children or ():
+            if child.type in ("softbreak", "hardbreak"):
+                line += 1
+            elif child.type == "text":
+                for run in _EMPH_RUN:
+                    at = child.content.find(run)
+                    if at >= 0:
+                        found.append((first_line + line, child.content[max(0, at - 12) : at + 14]))
+                        break
+    return found
+
+
+def check_cjk_bold(lesson: Lesson, catalog: Catalog) -> list[Problem]:
+    """Bold spans that render with their asterisks showing (prose and lesson-block text), file:line."""
+    problems: list[Problem] = []
+    for lang in LANGS:
+        path = lesson.markdown_path(lang)
+        text = lesson.text(lang)
+        if not text:
+            continue
+        spans = _unrendered_bold(text)
+        for step in lesson.steps(lang):
+            for seg in step.segments:
+                if isinstance(seg, Block):
+                    for _key, value, line in seg.raw_args:
+                        spans += _unrendered_bold(value, line)
+        for line, snippet in spans:
+            problems.append(
+                Problem(
+                    rel(path),
+                    line,
+                    f"bold does not render here, readers see the asterisks (…{snippet.strip()}…): a ** "
+                    "next to full-width punctuation (：，。「」（）) on its inner side needs a space or "
+                    "punctuation on its outer side; move the punctuation outside the bold (**先猜猜看**：) "
+                    "or the bold inside the link ([**詞**](lesson:…))",
+                )
+            )
+    return problems
+
+
+LESSON_CHECKS.append(check_cjk_bold)
