@@ -5,7 +5,7 @@ Layout only; core.attention and core.bertviz_views compute.
 import streamlit as st
 
 from ui import attention as ua
-from ui import figures, lesson, widgets
+from ui import figures, lesson, tables, widgets
 from ui.bert import current_bundle
 from ui.i18n import t
 
@@ -69,7 +69,7 @@ def specialise(inp):
     ua.head_census(census_from(summ))
     with lesson.advanced():
         st.caption(t("multi_head.summary_caption"))
-        st.dataframe(summ.rows(), hide_index=True, width="stretch")
+        tables.show(summ.rows(), values={"tag": names})
     _rollout(bundle, text, text_b)
 
 

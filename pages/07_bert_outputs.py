@@ -208,7 +208,7 @@ def nsp():
         st.info(t("bert_outputs.nsp_need_three"))
     else:
         pairs = nsp_pairs(sentences, seed=int(seed))
-        st.dataframe([{"A": p["a"], "B": p["b"], t("bert_outputs.label"): p["label"]} for p in pairs],
+        lesson.table([{"A": p["a"], "B": p["b"], t("bert_outputs.label"): p["label"]} for p in pairs],
                      hide_index=True, width="stretch")
         st.caption(t("bert_outputs.nsp_count", n=sum(p["label"] == "IsNext" for p in pairs), total=len(pairs)))
     if "nsp" not in bundle.heads:
@@ -288,7 +288,7 @@ def sentiment_widget():
     fig = confusion_figure(result.confusion, [labels[k] for k in ("positive", "neutral", "negative")], labels={"title": t("bert_outputs.sent_confusion"), "x": t("bert_outputs.sent_predicted"), "y": t("bert_outputs.sent_human"), "value": t("bert_outputs.sent_posts")})
     figures.show(fig, key="bert-outputs.confusion", data=result.posts, filename="sentiment-posts")
     with lesson.advanced(t("bert_outputs.sent_all_posts")):
-        st.dataframe([{t("bert_outputs.sent_day"): day[p["date"]], t("bert_outputs.sent_post"): p["text"],
+        lesson.table([{t("bert_outputs.sent_day"): day[p["date"]], t("bert_outputs.sent_post"): p["text"],
                        t("bert_outputs.sent_human"): labels[p["human"]],
                        t("bert_outputs.sent_predicted"): labels[p["predicted"]]} for p in result.posts],
                      hide_index=True, width="stretch")

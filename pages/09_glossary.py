@@ -32,7 +32,7 @@ def _table(group: str) -> None:
     if not shown:
         st.caption(t("glossary.none", q=query.replace("`", "'")))  # a code span: shown as typed
         return
-    st.dataframe([{t("glossary.col_term"): term.term(lang), t("glossary.col_other"): term.term(other),
+    lesson.table([{t("glossary.col_term"): term.term(lang), t("glossary.col_other"): term.term(other),
                    t("glossary.col_avoid"): "、".join(term.avoid(lang)) if lang == "zh-TW" else ", ".join(term.avoid(lang)),
                    t("glossary.col_define"): term.define(lang)} for term in shown],
                  hide_index=True)

@@ -157,7 +157,7 @@ def _comparison_table(seconds: float | None = None) -> None:
         if c["shipped"] is not None:
             row[shipped_col] = _fmt(c["shipped"][key])
         rows.append(row)
-    st.dataframe(rows, hide_index=True, width="stretch")
+    lesson.table(rows, hide_index=True, width="stretch")
     if c["shipped"] is None:
         st.caption(t("bert_outputs.live_no_manifest"))
     else:
@@ -209,7 +209,7 @@ def _draw(snap: dict, lang: str) -> None:
                      uniform=f"{math.log(vocab):.2f}", vocab=f"{vocab:,}", coin=f"{math.log(2):.2f}"))
     if snap["cloze"]:
         st.caption(t("bert_outputs.live_cloze_caption"))
-        st.dataframe(_cloze_rows(snap["cloze"], lang), hide_index=True, width="stretch")
+        lesson.table(_cloze_rows(snap["cloze"], lang), hide_index=True, width="stretch")
 
 
 def live_section(lang: str) -> None:

@@ -75,12 +75,21 @@ def rewrite_links(markdown: str) -> str:
     return LINK_RE.sub(lambda m: f"]({lesson_url(m['id'], m['anchor'])})", markdown)
 
 
+# Always: a Markdown table wider than the column (lesson 8's f/g table on a phone) scrolls sideways
+# instead of losing its last columns.
+BASE_CSS = """<style>
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
+</style>"""
+
+
 def apply_presenter_style() -> None:
-    """The presenter stylesheet (ui.theme), when presenter mode is on (never in print)."""
+    """The page's stylesheet, and presenter mode's (ui.theme) when it is on (never in print)."""
     if state.presenter():
         from ui import theme
 
-        st.html(theme.presenter_css())
+        st.html(BASE_CSS + theme.presenter_css())
+    else:
+        st.html(BASE_CSS)
 
 
 def follow_inputs(key: str, *depends_on) -> str:

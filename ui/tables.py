@@ -64,7 +64,7 @@ def _text(value) -> str:
 
 def show(rows: Iterable[Mapping], columns: Iterable[str] | None = None, *,
          values: Mapping[str, Mapping] | None = None, **kwargs):
-    """``st.dataframe`` of :func:`display_rows`; wide tables scroll inside their frame (the frame
+    """:func:`ui.lesson.table` of :func:`display_rows`; wide tables scroll inside their frame (the frame
     keeps the page's width, so no column is cut off), the index is hidden."""
     import pandas as pd  # comes with streamlit; imported here to keep startup light
 
@@ -75,4 +75,6 @@ def show(rows: Iterable[Mapping], columns: Iterable[str] | None = None, *,
             frame[col] = [_text(c) for c in cells]
     kwargs.setdefault("hide_index", True)
     kwargs.setdefault("width", "stretch")
-    return st.dataframe(frame, **kwargs)
+    from ui import lesson  # static in print and presenter modes, a data grid on screen
+
+    return lesson.table(frame, **kwargs)

@@ -124,7 +124,9 @@ def tokenizer(key: str, *, text: str, details: bool = False):
     figures.show(fig, key=key, data=view.table(), filename="wordpiece")
     if details and view.split_words:
         st.caption(t("bert_inputs.wp_split_caption"))
-        st.dataframe([{t("bert_inputs.col_word"): w, t("bert_inputs.col_pieces"): "  ".join(p)}
+        from ui import lesson
+
+        lesson.table([{t("bert_inputs.col_word"): w, t("bert_inputs.col_pieces"): "  ".join(p)}
                       for w, p in view.split_words], hide_index=True, width="stretch")
     return view
 
