@@ -17,9 +17,9 @@ test: $(VENV)/.deps-test lint browser nginx
 	$(PY) -m core.lessons check
 	$(PY) -m pytest
 
-# ruff (pinned in requirements-dev.txt, settings in pyproject.toml). The format check waits until the
-# whole tree has been formatted once: `make lint RUFF_FORMAT=1`, then flip the default to 1.
-RUFF_FORMAT ?= 0
+# ruff (pinned in requirements-dev.txt, settings in pyproject.toml): lint and format, checked first by
+# `make test`. `make lint RUFF_FORMAT=0` skips the format check while a change is in progress.
+RUFF_FORMAT ?= 1
 lint: $(VENV)/.deps-test
 	$(VENV)/bin/ruff check .
 ifeq ($(RUFF_FORMAT),1)

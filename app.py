@@ -1,4 +1,5 @@
 """Attention Lab: `streamlit run app.py`. Reads the lesson catalog and hands over to the lessons."""
+
 import streamlit as st
 
 # No page_icon: Streamlit fetches Material-icon favicons from a font CDN, and the app must run offline.

@@ -8,6 +8,7 @@
    input ``--rounds`` times; an interaction is timed from pressing Enter to Streamlit reporting the
    script finished (budget: 0 errors, p95 <= 1 s).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.lessons import LANGS, load_catalog  # noqa: E402
-from tests.e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, IDLE_JS, LOCAL_HOSTS, free_port,  # noqa: E402
-                                start_server, stop_server, wait_healthy)
+from tests.e2e.conftest import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    IDLE_JS,
+    LOCAL_HOSTS,
+    free_port,
+    start_server,
+    stop_server,
+    wait_healthy,
+)
 
 WATCH_RUN_JS = """() => {
   window.__ranOnce = false;
@@ -31,9 +40,12 @@ WATCH_RUN_JS = """() => {
     if (app.getAttribute('data-test-script-state') === 'running') { window.__ranOnce = true; obs.disconnect(); }
   }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
 }"""
-SENTENCES = ["The animal didn't cross the street because it was too tired.",
-             "The trophy would not fit in the suitcase because it was too big.",
-             "注意力機制讓模型看見整個句子。", "Attention is all you need, they said in 2017."]
+SENTENCES = [
+    "The animal didn't cross the street because it was too tired.",
+    "The trophy would not fit in the suitcase because it was too big.",
+    "注意力機制讓模型看見整個句子。",
+    "Attention is all you need, they said in 2017.",
+]
 
 
 async def block_remote(route) -> None:
@@ -82,8 +94,10 @@ async def session(browser, url: str, lesson: str, rounds: int, index: int) -> tu
     await page.goto(f"{url}/{lesson}?lang=en", wait_until="domcontentloaded")
     await page.wait_for_timeout(500)
     await wait_idle(page)
-    box = page.locator('[data-testid="stMain"] [data-testid="stTextArea"] textarea, '
-                       '[data-testid="stMain"] [data-testid="stTextInput"] input').first
+    box = page.locator(
+        '[data-testid="stMain"] [data-testid="stTextArea"] textarea, '
+        '[data-testid="stMain"] [data-testid="stTextInput"] input'
+    ).first
     submit = "Control+Enter" if await box.evaluate("e => e.tagName") == "TEXTAREA" else "Enter"
     for r in range(rounds):
         await box.fill(SENTENCES[(index + r) % len(SENTENCES)] + f" ({index}.{r})")
@@ -112,18 +126,22 @@ async def main_async(args) -> None:
             browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             t0 = time.perf_counter()
             errors = await visit_all(browser, url)
-            print(f"every lesson in both languages opened in {time.perf_counter() - t0:.1f} s; "
-                  f"page errors: {len(errors)}")
+            print(
+                f"every lesson in both languages opened in {time.perf_counter() - t0:.1f} s; page errors: {len(errors)}"
+            )
             print(f"server RSS after every page: {rss_mb(proc.pid):.0f} MB (budget 1024 MB)")
-            results = await asyncio.gather(*(session(browser, url, args.page, args.rounds, i)
-                                             for i in range(args.sessions)))
+            results = await asyncio.gather(
+                *(session(browser, url, args.page, args.rounds, i) for i in range(args.sessions))
+            )
             await browser.close()
         times = sorted(t for ts, _ in results for t in ts)
         errs = [e for _, es in results for e in es]
         p95 = times[max(0, int(round(0.95 * len(times))) - 1)]
-        print(f"{args.sessions} concurrent sessions x {args.rounds} text changes on /{args.page}: "
-              f"errors {len(errs)}, median {statistics.median(times):.2f} s, p95 {p95:.2f} s, "
-              f"max {times[-1]:.2f} s (budget: 0 errors, p95 <= 1 s)")
+        print(
+            f"{args.sessions} concurrent sessions x {args.rounds} text changes on /{args.page}: "
+            f"errors {len(errs)}, median {statistics.median(times):.2f} s, p95 {p95:.2f} s, "
+            f"max {times[-1]:.2f} s (budget: 0 errors, p95 <= 1 s)"
+        )
         print(f"server RSS after the sessions: {rss_mb(proc.pid):.0f} MB")
     finally:
         stop_server(proc)

@@ -13,6 +13,7 @@ call, figure, data export and the serialisation of every element), minus the web
 the encoder's own forward pass on the same 64 tokens with output_attentions, as timed inside that
 very rerun by core.attention.encode (Encoding.forward_seconds): same process, thread and moment.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,16 +26,43 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-WORDS = ("the cat sat on a mat while the dog ran in the park and a bird sang near the old tree "
-         "because the day was warm and bright so every child went out to play with a red ball").split()
-ENDINGS = ("today", "again", "there", "slowly", "happily", "together", "outside", "early", "later",
-           "quickly", "quietly", "alone", "home", "yesterday", "tonight", "now", "soon", "still", "twice",
-           "once", "first", "last", "far", "near", "inside")
+WORDS = (
+    "the cat sat on a mat while the dog ran in the park and a bird sang near the old tree "
+    "because the day was warm and bright so every child went out to play with a red ball"
+).split()
+ENDINGS = (
+    "today",
+    "again",
+    "there",
+    "slowly",
+    "happily",
+    "together",
+    "outside",
+    "early",
+    "later",
+    "quickly",
+    "quietly",
+    "alone",
+    "home",
+    "yesterday",
+    "tonight",
+    "now",
+    "soon",
+    "still",
+    "twice",
+    "once",
+    "first",
+    "last",
+    "far",
+    "near",
+    "inside",
+)
 
 
 def sentence(tok, n_tokens: int, ending: str) -> str:
     """Words from WORDS, then ``ending``, padded with single letters to exactly ``n_tokens`` tokens
     ([CLS] and [SEP] included) under this tokenizer, whatever its vocabulary splits into pieces."""
+
     def n(words):
         return len(tok(" ".join(words))["input_ids"])
 
@@ -87,8 +115,13 @@ def main() -> int:
             bundle.encoder(**ids, output_attentions=True)
         return time.perf_counter() - t0, time.process_time() - c0
 
-    results = {"machine": "2 CPU cores (torch threads = 2); timings under contention unless re-run quietly",
-               "tokens": 64, "model": bundle.name, "post_script_gc": args.gc, "bertviz_on": args.bertviz}
+    results = {
+        "machine": "2 CPU cores (torch threads = 2); timings under contention unless re-run quietly",
+        "tokens": 64,
+        "model": bundle.name,
+        "post_script_gc": args.gc,
+        "bertviz_on": args.bertviz,
+    }
     for lesson_id, key in (("self-attention", "self-attention.text"), ("multi-head", "multi-head.text")):
         at = lesson_app(lesson_id, "en", timeout=300)
         at.run()  # warm: model load, first figures
@@ -118,16 +151,20 @@ def main() -> int:
             "rerun_cpu_median_ms": 1000 * statistics.median(rerun_cpu),
             "forward_cpu_median_ms": 1000 * statistics.median(forward_cpu),
             "ratio_median_rerun_to_median_forward_in_rerun": statistics.median(reruns) / statistics.median(inner),
-            "forward_median_ms": 1000 * statistics.median(forwards), "forward_p95_ms": 1000 * p95(forwards),
-            "rerun_median_ms": 1000 * statistics.median(reruns), "rerun_p95_ms": 1000 * p95(reruns),
+            "forward_median_ms": 1000 * statistics.median(forwards),
+            "forward_p95_ms": 1000 * p95(forwards),
+            "rerun_median_ms": 1000 * statistics.median(reruns),
+            "rerun_p95_ms": 1000 * p95(reruns),
             "ratio_p95_rerun_to_p95_forward": p95(reruns) / p95(forwards),
             "ratio_p95_rerun_to_median_forward": p95(reruns) / statistics.median(forwards),
-            "forward_min_ms": 1000 * min(forwards), "rerun_min_ms": 1000 * min(reruns),
+            "forward_min_ms": 1000 * min(forwards),
+            "rerun_min_ms": 1000 * min(reruns),
             "forward_in_rerun_median_ms": 1000 * statistics.median(inner),
             "forward_in_rerun_p95_ms": 1000 * p95(inner),
             "ratio_p95_rerun_to_p95_forward_in_rerun": p95(reruns) / p95(inner),
             "ratio_min_rerun_to_min_forward": min(reruns) / min(forwards),
-            "plotly_bytes_per_view": chart_bytes, "plotly_bytes_max": max(chart_bytes),
+            "plotly_bytes_per_view": chart_bytes,
+            "plotly_bytes_max": max(chart_bytes),
         }
         if frames:
             res["bertviz_frame_bytes"] = len(frames[0].proto.srcdoc.encode())
@@ -153,22 +190,30 @@ def main() -> int:
         gc.collect(2)
         gcs.append(time.perf_counter() - t0)
     results["gc_collect_2_median_ms"] = 1000 * statistics.median(gcs)
-    print(f"model {bundle.name}; runner.postScriptGC {args.gc}; one gc.collect(2) here: "
-          f"median {results['gc_collect_2_median_ms']:.0f} ms")
+    print(
+        f"model {bundle.name}; runner.postScriptGC {args.gc}; one gc.collect(2) here: "
+        f"median {results['gc_collect_2_median_ms']:.0f} ms"
+    )
     for lesson_id in ("self-attention", "multi-head"):
         r = results[lesson_id]
-        print(f"{lesson_id:15s} median rerun / median forward in rerun "
-              f"{r['ratio_median_rerun_to_median_forward_in_rerun']:.1f}x (budget 3x); "
-              f"page rerun median {r['rerun_median_ms']:.0f} ms, p95 {r['rerun_p95_ms']:.0f} ms; "
-              f"the model's forward pass inside those reruns: median {r['forward_in_rerun_median_ms']:.1f} ms, "
-              f"p95 {r['forward_in_rerun_p95_ms']:.1f} ms -> p95 ratio {r['ratio_p95_rerun_to_p95_forward_in_rerun']:.1f}x "
-              f"(budget 3x); largest Plotly view {r['plotly_bytes_max'] / 1e6:.2f} MB (budget 1 MB)")
-        print(f"{'':15s} (a forward timed separately in the main thread: median {r['forward_median_ms']:.1f} ms, "
-              f"p95 {r['forward_p95_ms']:.1f} ms; on a contended 2-core machine it is far noisier than the "
-              f"one inside the rerun, so it is not used for the ratio)")
+        print(
+            f"{lesson_id:15s} median rerun / median forward in rerun "
+            f"{r['ratio_median_rerun_to_median_forward_in_rerun']:.1f}x (budget 3x); "
+            f"page rerun median {r['rerun_median_ms']:.0f} ms, p95 {r['rerun_p95_ms']:.0f} ms; "
+            f"the model's forward pass inside those reruns: median {r['forward_in_rerun_median_ms']:.1f} ms, "
+            f"p95 {r['forward_in_rerun_p95_ms']:.1f} ms -> p95 ratio {r['ratio_p95_rerun_to_p95_forward_in_rerun']:.1f}x "
+            f"(budget 3x); largest Plotly view {r['plotly_bytes_max'] / 1e6:.2f} MB (budget 1 MB)"
+        )
+        print(
+            f"{'':15s} (a forward timed separately in the main thread: median {r['forward_median_ms']:.1f} ms, "
+            f"p95 {r['forward_p95_ms']:.1f} ms; on a contended 2-core machine it is far noisier than the "
+            f"one inside the rerun, so it is not used for the ratio)"
+        )
     for kind, s in sizes.items():
-        print(f"bertviz {kind:6s} view: {s['bytes'] / 1e6:.2f} MB at {s['tokens']} tokens (budget 2 MB), "
-              f"built in {s['build_ms']:.0f} ms")
+        print(
+            f"bertviz {kind:6s} view: {s['bytes'] / 1e6:.2f} MB at {s['tokens']} tokens (budget 2 MB), "
+            f"built in {s['build_ms']:.0f} ms"
+        )
     print(f"stock bertviz would send {stock / 1e6:.1f} MB of attention JSON alone for the same input")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))

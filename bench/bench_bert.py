@@ -5,6 +5,7 @@
 Each step is what one widget of pages/06_bert_inputs.py or pages/07_bert_outputs.py computes, at
 the page's cap of 64 tokens; the model's own forward pass on the same input is the yardstick.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,9 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-TEXT = ("The bank raised interest rates after the river bank flooded, and the markets, which had opened "
-        "higher on strong chip earnings, fell back as investors worried about what the central bank "
-        "would do next week when its members meet to discuss the outlook for inflation and jobs.")
+TEXT = (
+    "The bank raised interest rates after the river bank flooded, and the markets, which had opened "
+    "higher on strong chip earnings, fell back as investors worried about what the central bank "
+    "would do next week when its members meet to discuss the outlook for inflation and jobs."
+)
 
 
 def timed(fn, repeat: int) -> dict:
@@ -39,6 +42,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
+
     torch.set_num_threads(args.threads)
     import core.bert as cb
     from core.bert.sentiment import SentimentScorer, sentiment_factor
@@ -53,8 +57,12 @@ def main() -> None:
         with torch.no_grad():
             bundle.model(input_ids=ids, output_attentions=True)
 
-    results = {"device": str(bundle.device), "threads": torch.get_num_threads(), "tokens": len(enc.input_ids),
-               "load_s": load_s}
+    results = {
+        "device": str(bundle.device),
+        "threads": torch.get_num_threads(),
+        "tokens": len(enc.input_ids),
+        "load_s": load_s,
+    }
     steps = {
         "forward_64 (yardstick)": forward,
         "tokenize": lambda: cb.tokenize(bundle, TEXT, max_tokens=64),

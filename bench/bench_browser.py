@@ -8,6 +8,7 @@ the page's own clock, from the Enter keydown to the first animation frame in whi
 finished, no figure still shows the old marker and as many figures show the new one (so every
 text-dependent figure was redrawn). Budgets (2 cores): p95 <= 0.5 s on lesson 4, <= 1 s on lesson 5.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_load import MARKERS, pct  # noqa: E402
-from tests.e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, _block_remote, free_port, start_server,  # noqa: E402
-                                stop_server, wait_healthy, wait_idle)
+from tests.e2e.conftest import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    _block_remote,
+    free_port,
+    start_server,
+    stop_server,
+    wait_healthy,
+    wait_idle,
+)
 
 BUDGET = {"self-attention": 0.5, "multi-head": 1.0}
 COUNT_JS = """(word) => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg')]
@@ -82,10 +91,18 @@ def bench_page(browser, url: str, page_id: str, lang: str, edits: int) -> dict:
         old = new
         wait_idle(page, 120_000)
     ctx.close()
-    return {"page": page_id, "lang": lang, "first_load_s": round(first, 2), "figures_with_text": need,
-            "edits": len(times), "median_s": round(statistics.median(times), 3),
-            "p95_s": round(pct(times, 0.95), 3), "max_s": round(max(times), 3),
-            "budget_p95_s": BUDGET.get(page_id), "errors": errors}
+    return {
+        "page": page_id,
+        "lang": lang,
+        "first_load_s": round(first, 2),
+        "figures_with_text": need,
+        "edits": len(times),
+        "median_s": round(statistics.median(times), 3),
+        "p95_s": round(pct(times, 0.95), 3),
+        "max_s": round(max(times), 3),
+        "budget_p95_s": BUDGET.get(page_id),
+        "errors": errors,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,10 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             print(json.dumps(r, ensure_ascii=False))
         else:
-            print(f"/{r['page']} ({r['lang']}): {r['edits']} edits, Enter to every figure drawn "
-                  f"({r['figures_with_text']} figures show the sentence): median {r['median_s']:.2f} s, "
-                  f"p95 {r['p95_s']:.2f} s, max {r['max_s']:.2f} s (budget p95 <= {r['budget_p95_s']} s); "
-                  f"first load {r['first_load_s']:.1f} s; page errors {len(r['errors'])}")
+            print(
+                f"/{r['page']} ({r['lang']}): {r['edits']} edits, Enter to every figure drawn "
+                f"({r['figures_with_text']} figures show the sentence): median {r['median_s']:.2f} s, "
+                f"p95 {r['p95_s']:.2f} s, max {r['max_s']:.2f} s (budget p95 <= {r['budget_p95_s']} s); "
+                f"first load {r['first_load_s']:.1f} s; page errors {len(r['errors'])}"
+            )
     return 1 if any(r["errors"] for r in results) else 0
 
 

@@ -16,6 +16,7 @@ session against the model's own forward pass on the same sentence (the budget is
 Budgets (2 cores): 30 sessions every ~15 s: 0 errors, p95 <= 1 s; burst of 30: p95 <= 3 s;
 RSS <= 1.5 GB.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,10 +35,44 @@ sys.path.insert(0, str(ROOT))
 from bench.protocol import ProtocolError, ProtocolSession  # noqa: E402
 
 # Words that are one WordPiece in every English BERT vocabulary, so each is a token in the figures.
-MARKERS = ["river", "garden", "doctor", "window", "music", "winter", "mountain", "kitchen", "teacher",
-           "market", "forest", "letter", "island", "bridge", "engine", "summer", "camera", "coffee",
-           "planet", "silver", "farmer", "ocean", "castle", "pilot", "village", "dinner", "student",
-           "table", "horse", "train", "paper", "queen", "storm", "candle", "valley", "painter"]
+MARKERS = [
+    "river",
+    "garden",
+    "doctor",
+    "window",
+    "music",
+    "winter",
+    "mountain",
+    "kitchen",
+    "teacher",
+    "market",
+    "forest",
+    "letter",
+    "island",
+    "bridge",
+    "engine",
+    "summer",
+    "camera",
+    "coffee",
+    "planet",
+    "silver",
+    "farmer",
+    "ocean",
+    "castle",
+    "pilot",
+    "village",
+    "dinner",
+    "student",
+    "table",
+    "horse",
+    "train",
+    "paper",
+    "queen",
+    "storm",
+    "candle",
+    "valley",
+    "painter",
+]
 TEMPLATES = {
     "en": "The {w} did not move because it was tired, said the {o}.",
     "zh-TW": "老師說 {w} 很重要，因為 the {o} was tired.",
@@ -61,9 +96,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 def summary(values: list[float]) -> dict:
-    return {"n": len(values), "median_s": round(statistics.median(values), 3) if values else None,
-            "p95_s": round(pct(values, 0.95), 3) if values else None,
-            "max_s": round(max(values), 3) if values else None}
+    return {
+        "n": len(values),
+        "median_s": round(statistics.median(values), 3) if values else None,
+        "p95_s": round(pct(values, 0.95), 3) if values else None,
+        "max_s": round(max(values), 3) if values else None,
+    }
 
 
 def rss_mb(pids: list[int]) -> float | None:
@@ -96,8 +134,9 @@ class Stats:
         self.bytes: list[int] = []
 
 
-async def edit(sess: ProtocolSession, rng: random.Random, lang: str, stats: Stats, bucket: list[float],
-               who: int) -> None:
+async def edit(
+    sess: ProtocolSession, rng: random.Random, lang: str, stats: Stats, bucket: list[float], who: int
+) -> None:
     text, marker = sentence(rng, lang)
     try:
         run = await sess.set_text(text)
@@ -112,8 +151,15 @@ async def edit(sess: ProtocolSession, rng: random.Random, lang: str, stats: Stat
         stats.errors.append(f"session {who}: '{marker}' not in any of {len(run.figures)} figures")
 
 
-async def student(who: int, args, stats: Stats, t_end: float, burst_go: list[asyncio.Event],
-                  ready: list[asyncio.Event], gone: list[bool]) -> None:
+async def student(
+    who: int,
+    args,
+    stats: Stats,
+    t_end: float,
+    burst_go: list[asyncio.Event],
+    ready: list[asyncio.Event],
+    gone: list[bool],
+) -> None:
     rng = random.Random(args.seed * 1000 + who)
     lang = ("en", "zh-TW")[who % 2] if args.lang == "both" else args.lang
     await asyncio.sleep(args.ramp * who / max(1, args.sessions))
@@ -168,13 +214,25 @@ async def ratio(args) -> dict:
             forwards.append(time.perf_counter() - t0)
     await sess.close()
     e, f = statistics.median(edits), statistics.median(forwards)
-    return {"edit_median_s": round(e, 4), "forward_median_s": round(f, 4), "ratio": round(e / f, 1),
-            "edit_p95_s": round(pct(edits, 0.95), 4)}
+    return {
+        "edit_median_s": round(e, 4),
+        "forward_median_s": round(f, 4),
+        "ratio": round(e / f, 1),
+        "edit_p95_s": round(pct(edits, 0.95), 4),
+    }
 
 
 async def run(args) -> dict:
-    result: dict = {"server_env": args.server_env, "url": args.url, "page": args.page, "lang": args.lang, "sessions": args.sessions,
-                    "interval_s": args.interval, "duration_s": args.duration, "burst_rounds": args.burst}
+    result: dict = {
+        "server_env": args.server_env,
+        "url": args.url,
+        "page": args.page,
+        "lang": args.lang,
+        "sessions": args.sessions,
+        "interval_s": args.interval,
+        "duration_s": args.duration,
+        "burst_rounds": args.burst,
+    }
     started = time.monotonic()
     result["rss_mb_start"] = rss_mb(args.pid)
     if args.ratio:
@@ -185,8 +243,7 @@ async def run(args) -> dict:
     gone = [False] * args.sessions
     t0 = time.monotonic()
     t_end = t0 + args.ramp + args.duration
-    tasks = [asyncio.create_task(student(i, args, stats, t_end, burst_go, ready, gone))
-             for i in range(args.sessions)]
+    tasks = [asyncio.create_task(student(i, args, stats, t_end, burst_go, ready, gone)) for i in range(args.sessions)]
     peak = 0.0
 
     async def sample():
@@ -215,17 +272,19 @@ async def run(args) -> dict:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
     sampler.cancel()
-    result.update({
-        "wall_s": round(time.monotonic() - t0, 1),
-        "first_load": summary(stats.first_load),
-        "steady": summary(stats.steady),
-        "burst": summary(stats.burst),
-        "errors": len(stats.errors),
-        "error_samples": stats.errors[:5],
-        "kb_per_edit_median": round(statistics.median(stats.bytes) / 1024, 1) if stats.bytes else None,
-        "rss_mb_peak": peak or None,
-        "rss_mb_end": rss_mb(args.pid),
-    })
+    result.update(
+        {
+            "wall_s": round(time.monotonic() - t0, 1),
+            "first_load": summary(stats.first_load),
+            "steady": summary(stats.steady),
+            "burst": summary(stats.burst),
+            "errors": len(stats.errors),
+            "error_samples": stats.errors[:5],
+            "kb_per_edit_median": round(statistics.median(stats.bytes) / 1024, 1) if stats.bytes else None,
+            "rss_mb_peak": peak or None,
+            "rss_mb_end": rss_mb(args.pid),
+        }
+    )
     return result
 
 
@@ -234,21 +293,28 @@ def report(r: dict) -> None:
         if s["n"]:
             return f"  {name:<11} n={s['n']:<4} median {s['median_s']:.2f} s  p95 {s['p95_s']:.2f} s  max {s['max_s']:.2f} s"
         return f"  {name:<11} n=0"
-    print(f"{r['sessions']} sessions on /{r['page']} (lang {r['lang']}), one edit every ~{r['interval_s']} s "
-          f"for {r['duration_s']} s, then {r['burst_rounds']} burst(s) of {r['sessions']} at once; "
-          f"{r['wall_s']} s" + (" (cut short by --max-wall)" if r.get("cut_short") else ""))
+
+    print(
+        f"{r['sessions']} sessions on /{r['page']} (lang {r['lang']}), one edit every ~{r['interval_s']} s "
+        f"for {r['duration_s']} s, then {r['burst_rounds']} burst(s) of {r['sessions']} at once; "
+        f"{r['wall_s']} s" + (" (cut short by --max-wall)" if r.get("cut_short") else "")
+    )
     if "ratio" in r:
         q = r["ratio"]
-        print(f"  idle edit {q['edit_median_s'] * 1000:.0f} ms / forward {q['forward_median_s'] * 1000:.1f} ms "
-              f"= {q['ratio']}x (budget 3x)")
+        print(
+            f"  idle edit {q['edit_median_s'] * 1000:.0f} ms / forward {q['forward_median_s'] * 1000:.1f} ms "
+            f"= {q['ratio']}x (budget 3x)"
+        )
     print(line("first load", r["first_load"]))
     print(line("steady", r["steady"]) + "   (budget p95 <= 1 s)")
     print(line("burst", r["burst"]) + "   (budget p95 <= 3 s)")
     print(f"  errors {r['errors']} (budget 0) {r['error_samples'][:2] if r['errors'] else ''}")
     print(f"  {r['kb_per_edit_median']} KB sent per edit (median)")
     if r["rss_mb_end"] is not None:
-        print(f"  server RSS: start {r['rss_mb_start']} MB, peak {r['rss_mb_peak']} MB, end {r['rss_mb_end']} MB "
-              f"(budget 1536 MB)")
+        print(
+            f"  server RSS: start {r['rss_mb_start']} MB, peak {r['rss_mb_peak']} MB, end {r['rss_mb_end']} MB "
+            f"(budget 1536 MB)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -265,11 +331,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ratio", action="store_true", help="also time idle edits against the forward pass")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--max-wall", type=float, default=600.0,
-                    help="seconds after which the sessions stop and what was measured is reported")
+    ap.add_argument(
+        "--max-wall",
+        type=float,
+        default=600.0,
+        help="seconds after which the sessions stop and what was measured is reported",
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
-    ap.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
-                    help="environment of the server this benchmark starts, e.g. OMP_NUM_THREADS=2")
+    ap.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment of the server this benchmark starts, e.g. OMP_NUM_THREADS=2",
+    )
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` too stops our server
     proc = None

@@ -6,6 +6,7 @@ Budget (docs/PERFORMANCE.md): 2 ranks, forward + backward + check, <= 5 s from t
 This is what the page does: it runs `python -m core.megatron demo --ranks N --json` as a subprocess
 and parses its JSON. Prints figures; asserts nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def click(ranks: int) -> tuple[float, dict]:
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "core.megatron", "demo", "--ranks", str(ranks), "--json"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "core.megatron", "demo", "--ranks", str(ranks), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     result = json.loads(p.stdout)
     return time.perf_counter() - t0, result
 
@@ -44,9 +50,11 @@ def main() -> None:
         ar = last.get("all_reduces", {})
         worst = max(last["max_abs_diff"].values()) if last.get("ok") else float("nan")
         step = last.get("step_ms", [float("nan")])[0]
-        print(f"{n:>5}  {statistics.median(times):8.2f}  {min(times):5.2f}  {max(times):5.2f}  "
-              f"{str(last.get('ok')):>3}  {last.get('backend', '-'):>7}  "
-              f"{ar.get('forward', '-')}/{ar.get('backward', '-'):<15}  {worst:10.2e}  {step:8.1f}")
+        print(
+            f"{n:>5}  {statistics.median(times):8.2f}  {min(times):5.2f}  {max(times):5.2f}  "
+            f"{str(last.get('ok')):>3}  {last.get('backend', '-'):>7}  "
+            f"{ar.get('forward', '-')}/{ar.get('backward', '-'):<15}  {worst:10.2e}  {step:8.1f}"
+        )
 
 
 if __name__ == "__main__":

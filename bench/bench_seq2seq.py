@@ -9,6 +9,7 @@
 3. New input -> new alignment heatmap, server side: decode + figure + JSON for the browser.
 4. The pages' live-training configs: seconds and validation accuracy reached.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,9 +32,11 @@ def bench_date(threads: int) -> None:
     res = train("date", "bahdanau", cfg)
     task = get_task("date")
     rep = evaluate_model(res.model, task, task.heldout(2000))
-    print(f"[date, attention] threads={threads}: held-out exact match {rep['exact_match']:.4f} "
-          f"(n={rep['n']}), trained {res.seconds:.1f} s, {res.steps} steps (early stop at valid "
-          f"{res.valid_acc:.4f})")
+    print(
+        f"[date, attention] threads={threads}: held-out exact match {rep['exact_match']:.4f} "
+        f"(n={rep['n']}), trained {res.seconds:.1f} s, {res.steps} steps (early stop at valid "
+        f"{res.valid_acc:.4f})"
+    )
 
 
 def bench_curves() -> None:
@@ -56,21 +59,23 @@ def bench_curves() -> None:
 
 
 def bench_heatmap(threads: int, n: int = 60) -> None:
+    import datetime as dt
+
     import torch
 
     from core.figures import seq2seq as figs
     from core.seq2seq.explain import trace
     from core.seq2seq.tasks import DATE_FORMATS, FIRST_DAY, get_task
     from core.seq2seq.train import CHECKPOINT_DIR, load_checkpoint
-    import datetime as dt
 
     torch.set_num_threads(threads)
     task = get_task("date")
     model = load_checkpoint(CHECKPOINT_DIR / "date-bahdanau.safetensors")
     rng = random.Random(1)
     fmts = list(DATE_FORMATS)
-    texts = [DATE_FORMATS[rng.choice(fmts)](FIRST_DAY + dt.timedelta(days=rng.randrange(36500)), None)
-             for _ in range(n + 5)]
+    texts = [
+        DATE_FORMATS[rng.choice(fmts)](FIRST_DAY + dt.timedelta(days=rng.randrange(36500)), None) for _ in range(n + 5)
+    ]
     for s in texts[:5]:  # warm-up
         trace(model, task, s)
     times = []
@@ -81,9 +86,11 @@ def bench_heatmap(threads: int, n: int = 60) -> None:
         payload = fig.to_json()
         times.append((time.perf_counter() - t0) * 1000)
     times.sort()
-    print(f"[heatmap] threads={threads}: new input -> decode + alignment figure + JSON ({len(payload)} bytes), n={n}: "
-          f"median {statistics.median(times):.1f} ms, p95 {times[int(0.95 * len(times)) - 1]:.1f} ms, "
-          f"max {times[-1]:.1f} ms")
+    print(
+        f"[heatmap] threads={threads}: new input -> decode + alignment figure + JSON ({len(payload)} bytes), n={n}: "
+        f"median {statistics.median(times):.1f} ms, p95 {times[int(0.95 * len(times)) - 1]:.1f} ms, "
+        f"max {times[-1]:.1f} ms"
+    )
 
 
 def bench_live() -> None:
@@ -92,8 +99,10 @@ def bench_live() -> None:
     r = train("copy", "none", live_config("seq2seq"))
     print(f"[live, lesson 2] copy/none: {r.steps} steps in {r.seconds:.1f} s, valid exact match {r.valid_acc:.3f}")
     r = train("date", "bahdanau", live_config("bahdanau", probe="2026年12月2日"))
-    print(f"[live, lesson 3] date/bahdanau: {r.steps} steps in {r.seconds:.1f} s, valid exact match "
-          f"{r.valid_acc:.3f}, {len(r.snapshots)} alignment snapshots")
+    print(
+        f"[live, lesson 3] date/bahdanau: {r.steps} steps in {r.seconds:.1f} s, valid exact match "
+        f"{r.valid_acc:.3f}, {len(r.snapshots)} alignment snapshots"
+    )
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ closes. Every script run counts as a rerun. The server's RSS is read every 50 re
 of --marks; the verdict compares the last mark with the first: a plateau is within 10 %.
 Starts its own server unless --url is given (then pass its --pid).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -93,20 +94,32 @@ class Soak:
         first, last = self.marks[0], self.marks[-1]
         a, b = self.at_mark.get(first), self.at_mark.get(last)
         growth = round(100 * (b - a) / a, 1) if a and b else None
-        return {"reruns": self.reruns, "wall_s": round(time.monotonic() - t0, 1), "rss_mb_start": start,
-                "rss_mb_at": {str(k): v for k, v in sorted(self.at_mark.items())},
-                "rss_mb_after_settle": rss_mb(self.args.pid),
-                "growth_pct_first_to_last_mark": growth, "plateau": growth is not None and growth <= 10,
-                "series": self.series, "reruns_per_page": self.per_page,
-                "errors": len(self.errors), "error_samples": self.errors[:5]}
+        return {
+            "reruns": self.reruns,
+            "wall_s": round(time.monotonic() - t0, 1),
+            "rss_mb_start": start,
+            "rss_mb_at": {str(k): v for k, v in sorted(self.at_mark.items())},
+            "rss_mb_after_settle": rss_mb(self.args.pid),
+            "growth_pct_first_to_last_mark": growth,
+            "plateau": growth is not None and growth <= 10,
+            "series": self.series,
+            "reruns_per_page": self.per_page,
+            "errors": len(self.errors),
+            "error_samples": self.errors[:5],
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url")
     ap.add_argument("--pid", type=int, action="append", default=[])
-    ap.add_argument("--marks", type=int, nargs="+", default=[500, 2000],
-                    help="rerun counts at which RSS is reported (the last one ends the soak)")
+    ap.add_argument(
+        "--marks",
+        type=int,
+        nargs="+",
+        default=[500, 2000],
+        help="rerun counts at which RSS is reported (the last one ends the soak)",
+    )
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--duration", type=float, default=1800.0, help="upper bound in seconds")
     ap.add_argument("--long", type=float, default=0.5, help="share of edits with a text past the cap")
@@ -137,11 +150,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(r, ensure_ascii=False))
     else:
         marks = ", ".join(f"{k} reruns: {v:.0f} MB" for k, v in r["rss_mb_at"].items())
-        print(f"{r['reruns']} reruns in {r['wall_s']} s over {len(r['reruns_per_page'])} lessons, "
-              f"errors {r['errors']}; RSS start {r['rss_mb_start']} MB; {marks}; "
-              f"after settling {r['rss_mb_after_settle']} MB")
-        print(f"growth from the first to the last mark: {r['growth_pct_first_to_last_mark']} % -> "
-              + ("plateau (<= 10 %)" if r["plateau"] else "still growing (> 10 %) or too few reruns"))
+        print(
+            f"{r['reruns']} reruns in {r['wall_s']} s over {len(r['reruns_per_page'])} lessons, "
+            f"errors {r['errors']}; RSS start {r['rss_mb_start']} MB; {marks}; "
+            f"after settling {r['rss_mb_after_settle']} MB"
+        )
+        print(
+            f"growth from the first to the last mark: {r['growth_pct_first_to_last_mark']} % -> "
+            + ("plateau (<= 10 %)" if r["plateau"] else "still growing (> 10 %) or too few reruns")
+        )
         print("RSS every 50 reruns: " + " ".join(f"{n}:{m:.0f}" for n, m in r["series"]))
         if r["errors"]:
             print("errors: " + "; ".join(r["error_samples"]))

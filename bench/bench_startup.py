@@ -5,6 +5,7 @@
 Chromium is launched before the clock starts; the clock runs from spawning the server process to
 the home page's title and first section being painted with the script finished.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.conftest import (CHROMIUM, CHROMIUM_ARGS, free_port, start_server,  # noqa: E402
-                                stop_server, wait_idle)
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server, wait_idle  # noqa: E402
 
 
 def one_run(browser) -> float:
@@ -54,8 +54,10 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         times = [one_run(browser) for _ in range(args.runs)]
         browser.close()
-    print(f"home page, server start -> rendered in Chromium: median {statistics.median(times):.2f} s "
-          f"(runs: {', '.join(f'{t:.2f}' for t in times)}; budget 3 s)")
+    print(
+        f"home page, server start -> rendered in Chromium: median {statistics.median(times):.2f} s "
+        f"(runs: {', '.join(f'{t:.2f}' for t in times)}; budget 3 s)"
+    )
 
 
 if __name__ == "__main__":

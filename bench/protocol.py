@@ -15,6 +15,7 @@ The browser's exchange, which this module repeats:
 A run is timed from the send to ``script_finished``; its Plotly figure specs, exceptions and text
 boxes are collected so a caller can check that an edit really reached the figures.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -29,8 +30,11 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 MAIN, SIDEBAR = 0, 1  # the root containers a delta path starts with
-DONE = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
-        ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
+DONE = {
+    ForwardMsg.FINISHED_SUCCESSFULLY,
+    ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+    ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
+}
 
 
 class ProtocolError(RuntimeError):
@@ -40,9 +44,10 @@ class ProtocolError(RuntimeError):
 @dataclass
 class Run:
     """What one script run sent back."""
-    seconds: float                       # send to script_finished
+
+    seconds: float  # send to script_finished
     status: int = -1
-    figures: list[str] = field(default_factory=list)     # Plotly JSON specs, in page order
+    figures: list[str] = field(default_factory=list)  # Plotly JSON specs, in page order
     exceptions: list[str] = field(default_factory=list)  # st.exception / error cards' messages
     text_boxes: dict[str, str] = field(default_factory=dict)  # widget id -> element type, main area
     bytes: int = 0
@@ -60,8 +65,16 @@ def _cookie_header(jar: CookieJar) -> str:
 
 
 class ProtocolSession:
-    def __init__(self, base_url: str, page: str, *, lang: str | None = "en", query: str = "",
-                 text_key: str | None = None, timeout: float = 120.0):
+    def __init__(
+        self,
+        base_url: str,
+        page: str,
+        *,
+        lang: str | None = "en",
+        query: str = "",
+        text_key: str | None = None,
+        timeout: float = 120.0,
+    ):
         self.base = base_url.rstrip("/")
         self.page = page.strip("/")
         params = [f"lang={lang}"] if lang else []
@@ -95,8 +108,13 @@ class ProtocolSession:
         protocols = ["streamlit"] + (["noxsrf", self.session_id] if reconnect and self.session_id else [])
         headers = {"Cookie": _cookie_header(self.jar)} if len(self.jar) else {}
         self.ws = await websockets.connect(
-            f"{scheme}://{parsed.netloc}{parsed.path}/_stcore/stream", subprotocols=protocols,
-            additional_headers=headers, max_size=None, open_timeout=30, ping_interval=None)
+            f"{scheme}://{parsed.netloc}{parsed.path}/_stcore/stream",
+            subprotocols=protocols,
+            additional_headers=headers,
+            max_size=None,
+            open_timeout=30,
+            ping_interval=None,
+        )
         self._queue = asyncio.Queue()
         self._reader = asyncio.create_task(self._read())
 

@@ -7,6 +7,7 @@
 
 Each file holds JSON lines; the kind of each line is told by its keys.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,37 +19,50 @@ def fmt(v, unit="s"):
 
 
 def load_rows(rows: list[dict]) -> list[str]:
-    out = ["| page | sessions | steady: n, median, p95 (≤ 1 s) | burst of N: median, p95 (≤ 3 s) | errors | "
-           "first load p95 | RSS peak / end (≤ 1536 MB) | KB per edit | idle edit ÷ forward (≤ 3×) |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out = [
+        "| page | sessions | steady: n, median, p95 (≤ 1 s) | burst of N: median, p95 (≤ 3 s) | errors | "
+        "first load p95 | RSS peak / end (≤ 1536 MB) | KB per edit | idle edit ÷ forward (≤ 3×) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         s, b, q = r["steady"], r["burst"], r.get("ratio")
-        ratio = (f"{q['edit_median_s'] * 1000:.0f} ms ÷ {q['forward_median_s'] * 1000:.1f} ms = {q['ratio']}×"
-                 if q else "–")
+        ratio = (
+            f"{q['edit_median_s'] * 1000:.0f} ms ÷ {q['forward_median_s'] * 1000:.1f} ms = {q['ratio']}×" if q else "–"
+        )
         env = f" ({', '.join(r['server_env'])})" if r.get("server_env") else ""
-        out.append(f"| /{r['page']}{env} | {r['sessions']} every ~{r['interval_s']:g} s, {r['duration_s']:g} s | "
-                   f"{s['n']}, {fmt(s['median_s'])}, {fmt(s['p95_s'])} | {fmt(b['median_s'])}, {fmt(b['p95_s'])} | "
-                   f"{r['errors']} | {fmt(r['first_load']['p95_s'])} | {r['rss_mb_peak']:.0f} / {r['rss_mb_end']:.0f} MB | "
-                   f"{r['kb_per_edit_median']} | {ratio} |")
+        out.append(
+            f"| /{r['page']}{env} | {r['sessions']} every ~{r['interval_s']:g} s, {r['duration_s']:g} s | "
+            f"{s['n']}, {fmt(s['median_s'])}, {fmt(s['p95_s'])} | {fmt(b['median_s'])}, {fmt(b['p95_s'])} | "
+            f"{r['errors']} | {fmt(r['first_load']['p95_s'])} | {r['rss_mb_peak']:.0f} / {r['rss_mb_end']:.0f} MB | "
+            f"{r['kb_per_edit_median']} | {ratio} |"
+        )
     return out
 
 
 def browser_rows(rows: list[dict]) -> list[str]:
-    out = ["| page | edits | figures that show the text | median | p95 | budget p95 | page errors |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
+    out = [
+        "| page | edits | figures that show the text | median | p95 | budget p95 | page errors |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
-        out.append(f"| /{r['page']} ({r['lang']}) | {r['edits']} | {r['figures_with_text']} | {fmt(r['median_s'])} | "
-                   f"{fmt(r['p95_s'])} | {fmt(r['budget_p95_s'])} | {len(r['errors'])} |")
+        out.append(
+            f"| /{r['page']} ({r['lang']}) | {r['edits']} | {r['figures_with_text']} | {fmt(r['median_s'])} | "
+            f"{fmt(r['p95_s'])} | {fmt(r['budget_p95_s'])} | {len(r['errors'])} |"
+        )
     return out
 
 
 def soak_rows(rows: list[dict]) -> list[str]:
-    out = ["| reruns | wall | RSS start | RSS at marks | after settling | growth first→last mark | errors |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
+    out = [
+        "| reruns | wall | RSS start | RSS at marks | after settling | growth first→last mark | errors |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         marks = ", ".join(f"{k}: {v:.0f} MB" for k, v in r["rss_mb_at"].items())
-        out.append(f"| {r['reruns']} | {r['wall_s']:.0f} s | {r['rss_mb_start']:.0f} MB | {marks} | "
-                   f"{r['rss_mb_after_settle']:.0f} MB | {r['growth_pct_first_to_last_mark']} % | {r['errors']} |")
+        out.append(
+            f"| {r['reruns']} | {r['wall_s']:.0f} s | {r['rss_mb_start']:.0f} MB | {marks} | "
+            f"{r['rss_mb_after_settle']:.0f} MB | {r['growth_pct_first_to_last_mark']} % | {r['errors']} |"
+        )
     return out
 
 
@@ -62,9 +76,11 @@ def main(paths: list[str]) -> int:
             r = json.loads(line)
             kind = "load" if "steady" in r else "browser" if "figures_with_text" in r else "soak"
             kinds[kind].append(r)
-    for title, rows, fn in (("A class on one server (protocol sessions)", kinds["load"], load_rows),
-                            ("One browser session: Enter to every figure drawn", kinds["browser"], browser_rows),
-                            ("Soak", kinds["soak"], soak_rows)):
+    for title, rows, fn in (
+        ("A class on one server (protocol sessions)", kinds["load"], load_rows),
+        ("One browser session: Enter to every figure drawn", kinds["browser"], browser_rows),
+        ("Soak", kinds["soak"], soak_rows),
+    ):
         if rows:
             print(f"### {title}\n")
             print("\n".join(fn(rows)) + "\n")

@@ -6,6 +6,7 @@ running this repository's code and counts the innermost repository function and 
 module (torch, plotly, streamlit's protobuf work ...). The counts are written as JSON every 2 s.
 It costs well under 1 % of a core; the numbers are shares of samples, not absolute times.
 """
+
 from __future__ import annotations
 
 import collections
@@ -27,7 +28,7 @@ def _where(frame) -> tuple[str | None, str]:
     while f is not None:
         fn = f.f_code.co_filename
         if fn.startswith(ROOT) and "site-packages" not in fn and not fn.endswith("sampler.py"):
-            return f"{fn[len(ROOT):]}:{f.f_code.co_name}", lib
+            return f"{fn[len(ROOT) :]}:{f.f_code.co_name}", lib
         f = f.f_back
     return None, lib
 
@@ -50,9 +51,16 @@ def start(path: str, interval: float = 0.005) -> None:
                     total[0] += 1
             if time.monotonic() - last > 2:
                 last = time.monotonic()
-                Path(path).write_text(json.dumps({"samples": total[0], "interval_s": interval,
-                                                  "functions": repo.most_common(40),
-                                                  "innermost_modules": libs.most_common(20)}))
+                Path(path).write_text(
+                    json.dumps(
+                        {
+                            "samples": total[0],
+                            "interval_s": interval,
+                            "functions": repo.most_common(40),
+                            "innermost_modules": libs.most_common(20),
+                        }
+                    )
+                )
             time.sleep(interval)
 
     threading.Thread(target=run, name="attention-lab-sampler", daemon=True).start()

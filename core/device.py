@@ -3,6 +3,7 @@
 torch is imported inside the functions so that importing this module stays free; the home page
 and lesson 1 must not pay for torch.
 """
+
 from __future__ import annotations
 
 import sys
@@ -26,8 +27,7 @@ def describe(probe: bool = True) -> dict | None:
     import torch
 
     dev = pick_device()
-    info = {"type": dev.type, "name": "CPU", "torch": torch.__version__,
-            "threads": torch.get_num_threads()}
+    info = {"type": dev.type, "name": "CPU", "torch": torch.__version__, "threads": torch.get_num_threads()}
     if dev.type == "cuda":
         info["name"] = torch.cuda.get_device_name(dev)
     return info

@@ -7,6 +7,7 @@ glossary's term, in the same shape as ``core.lessons`` problems (file, line, rea
     python -m core.glossary            # the terms, as JSON
     python -m core.glossary check      # only the glossary's problems; exit 1 if any
 """
+
 from __future__ import annotations
 
 import json
@@ -67,24 +68,43 @@ def load_terms(path: Path = GLOSSARY_PATH) -> tuple[list[Term], list[Problem]]:
             problems.append(Problem(where, line, f"term {entry.get('id', k)!r} needs {', '.join(missing)}"))
             continue
         if not ID_RE.match(entry["id"]):
-            problems.append(Problem(where, line, f"term id must be lowercase letters, digits and '-', got {entry['id']!r}"))
+            problems.append(
+                Problem(where, line, f"term id must be lowercase letters, digits and '-', got {entry['id']!r}")
+            )
             continue
         if entry["id"] in seen:
-            problems.append(Problem(where, line, f"term id {entry['id']!r} is already used at line {seen[entry['id']]}"))
+            problems.append(
+                Problem(where, line, f"term id {entry['id']!r} is already used at line {seen[entry['id']]}")
+            )
             continue
         if entry["group"] not in GROUPS:
             problems.append(Problem(where, line, f"group must be one of {', '.join(GROUPS)}, got {entry['group']!r}"))
             continue
         seen[entry["id"]] = line
-        terms.append(Term(entry["id"], entry["group"], entry["en"], entry["zh-TW"],
-                          tuple(entry.get("avoid_en", ())), tuple(entry.get("avoid_zh", ())),
-                          entry["define_en"], entry["define_zh"], line))
+        terms.append(
+            Term(
+                entry["id"],
+                entry["group"],
+                entry["en"],
+                entry["zh-TW"],
+                tuple(entry.get("avoid_en", ())),
+                tuple(entry.get("avoid_zh", ())),
+                entry["define_en"],
+                entry["define_zh"],
+                line,
+            )
+        )
     for term in terms:
         for lang in LANGS:
             for variant in term.avoid(lang):
                 if variant and variant in term.term(lang):
-                    problems.append(Problem(where, term.line, f"term {term.id!r}: the variant {variant!r} is "
-                                                              f"part of the term {term.term(lang)!r} itself"))
+                    problems.append(
+                        Problem(
+                            where,
+                            term.line,
+                            f"term {term.id!r}: the variant {variant!r} is part of the term {term.term(lang)!r} itself",
+                        )
+                    )
     return terms, problems
 
 
@@ -103,9 +123,14 @@ def _scan(path: Path, lang: str, rules: list[tuple[re.Pattern, str, Term]]) -> l
     for lineno, line in enumerate(text.splitlines(), start=1):
         for pattern, variant, term in rules:
             if pattern.search(line):
-                out.append(Problem(rel(path), lineno,
-                                   f"uses {variant!r} where the glossary says {term.term(lang)!r} "
-                                   f"({term.en}; lessons/glossary.toml, term {term.id!r})"))
+                out.append(
+                    Problem(
+                        rel(path),
+                        lineno,
+                        f"uses {variant!r} where the glossary says {term.term(lang)!r} "
+                        f"({term.en}; lessons/glossary.toml, term {term.id!r})",
+                    )
+                )
     return out
 
 
@@ -118,8 +143,7 @@ def glossary_path(catalog: Catalog) -> Path:
     return GLOSSARY_PATH
 
 
-def glossary_problems(catalog: Catalog, path: Path | None = None,
-                      locales_dir: Path = LOCALES_DIR) -> list[Problem]:
+def glossary_problems(catalog: Catalog, path: Path | None = None, locales_dir: Path = LOCALES_DIR) -> list[Problem]:
     """Every lesson text and UI string that uses a variant the glossary lists instead of its term.
 
     Lessons are read from the catalog (both languages); UI strings from ``locales_dir/<lang>/``.

@@ -12,6 +12,7 @@ On a CUDA machine it runs, and prints the figures of:
 Without CUDA it says so and exits 0. ``--device cpu`` runs the same checks on the CPU (slow; it
 shows the checks themselves work on a machine without a GPU). Exit status 1 if a check fails.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,10 @@ def _timed(fn, repeat: int, sync) -> float:
     return statistics.median(runs)
 
 
-TEXT = ("The animal didn't cross the street because it was too tired, and the bank by the river "
-        "flooded after the storm, so the village waited for the morning train.")
+TEXT = (
+    "The animal didn't cross the street because it was too tired, and the bank by the river "
+    "flooded after the storm, so the village waited for the morning train."
+)
 
 
 def check_bert(device, repeat: int) -> dict:
@@ -62,9 +65,15 @@ def check_bert(device, repeat: int) -> dict:
         got16 = torch.stack(bf16().attentions).double().cpu()
         t32, t16 = _timed(f32, repeat, sync), _timed(bf16, repeat, sync)
     d32, d16 = (got32 - ref).abs().max().item(), (got16 - ref).abs().max().item()
-    return {"model": bundle.name, "tokens": int(ids.shape[1]), "forward_fp32_ms": round(1000 * t32, 2),
-            "forward_bf16_ms": round(1000 * t16, 2), "attn_max_diff_fp32": d32, "attn_max_diff_bf16": d16,
-            "ok": d32 < 1e-3 and d16 < 5e-2}
+    return {
+        "model": bundle.name,
+        "tokens": int(ids.shape[1]),
+        "forward_fp32_ms": round(1000 * t32, 2),
+        "forward_bf16_ms": round(1000 * t16, 2),
+        "attn_max_diff_fp32": d32,
+        "attn_max_diff_bf16": d16,
+        "ok": d32 < 1e-3 and d16 < 5e-2,
+    }
 
 
 def check_seq2seq(device, train_seconds: float) -> dict:
@@ -81,13 +90,24 @@ def check_seq2seq(device, train_seconds: float) -> dict:
         preds = predict(model, task, [e.src for e in examples])
         em = exact_match(preds, [e.tgt for e in examples])
         out[path.stem] = {"exact_match": round(em, 3), "predict_500_ms": round(1000 * (time.perf_counter() - t0), 1)}
-    cfg = TrainConfig(steps=300, batch_size=64, eval_every=100, valid_size=100, patience=1000,
-                      max_seconds=train_seconds, seed=0, threads=None)
+    cfg = TrainConfig(
+        steps=300,
+        batch_size=64,
+        eval_every=100,
+        valid_size=100,
+        patience=1000,
+        max_seconds=train_seconds,
+        seed=0,
+        threads=None,
+    )
     t0 = time.perf_counter()
     res = train("date", "bahdanau", cfg, device=device)
     wall = time.perf_counter() - t0
-    out["train_date_bahdanau"] = {"wall_s": round(wall, 1), "steps": res.steps,
-                                  "valid_exact_match": round(res.valid_acc, 3)}
+    out["train_date_bahdanau"] = {
+        "wall_s": round(wall, 1),
+        "steps": res.steps,
+        "valid_exact_match": round(res.valid_acc, 3),
+    }
     # the committed checkpoints scored >= 0.99 on the CPU (their manifest); the GPU must agree
     ok = all(v["exact_match"] >= 0.95 for k, v in out.items() if "bahdanau" in k and k != "train_date_bahdanau")
     return {**out, "ok": ok}
@@ -103,20 +123,24 @@ def check_pretraining_step(device, steps: int = 5) -> dict:
     enc_model = bundle.encoder
     enc_model.train()
     tok = bundle.tokenizer
-    texts = [TEXT, "Attention is all you need.", "注意力機制讓模型看見整個句子。",
-             "The trophy would not fit in the suitcase because it was too big."] * 8   # batch of 32
+    texts = [
+        TEXT,
+        "Attention is all you need.",
+        "注意力機制讓模型看見整個句子。",
+        "The trophy would not fit in the suitcase because it was too big.",
+    ] * 8  # batch of 32
     batch = tok(texts, padding="max_length", truncation=True, max_length=64, return_tensors="pt")
     masked, labels = mask_tokens(batch["input_ids"], tok, seed=0)
     masked, labels = masked.to(device), labels.to(device)
     attn = batch["attention_mask"].to(device)
-    emb = enc_model.get_input_embeddings().weight                       # (V, H), tied MLM decoder
+    emb = enc_model.get_input_embeddings().weight  # (V, H), tied MLM decoder
     opt = torch.optim.AdamW(enc_model.parameters(), lr=1e-4)
     losses, times = [], []
     for _ in range(steps):
         t0 = time.perf_counter()
         with torch.autocast(device.type, dtype=torch.bfloat16):
-            h = enc_model(input_ids=masked, attention_mask=attn).last_hidden_state   # (B, T, H)
-            logits = h @ emb.T                                                      # (B, T, V)
+            h = enc_model(input_ids=masked, attention_mask=attn).last_hidden_state  # (B, T, H)
+            logits = h @ emb.T  # (B, T, V)
         loss = torch.nn.functional.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.view(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -126,8 +150,12 @@ def check_pretraining_step(device, steps: int = 5) -> dict:
         times.append(time.perf_counter() - t0)
         losses.append(round(loss.item(), 4))
     enc_model.eval()
-    return {"batch": list(masked.shape), "losses": losses, "step_ms_median": round(1000 * statistics.median(times[1:]), 1),
-            "ok": losses[-1] < losses[0]}
+    return {
+        "batch": list(masked.shape),
+        "losses": losses,
+        "step_ms_median": round(1000 * statistics.median(times[1:]), 1),
+        "ok": losses[-1] < losses[0],
+    }
 
 
 def check_megatron() -> dict:
@@ -146,8 +174,9 @@ def check_megatron() -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m core.gpu_check", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
-                    help="cpu: run the same checks without a GPU (slow)")
+    ap.add_argument(
+        "--device", choices=["cuda", "cpu"], default="cuda", help="cpu: run the same checks without a GPU (slow)"
+    )
     ap.add_argument("--repeat", type=int, default=20, help="timed forward passes")
     ap.add_argument("--train-seconds", type=float, default=20.0)
     ap.add_argument("--json", action="store_true", help="one JSON object instead of lines")
@@ -156,8 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():
-        print(f"No CUDA device: torch {torch.__version__} sees no GPU here, so there is nothing to check. "
-              "The app runs on the CPU. (`--device cpu` runs the same checks on the CPU.)")
+        print(
+            f"No CUDA device: torch {torch.__version__} sees no GPU here, so there is nothing to check. "
+            "The app runs on the CPU. (`--device cpu` runs the same checks on the CPU.)"
+        )
         return 0
     device = torch.device(args.device)
     if device.type == "cuda":
@@ -165,12 +196,17 @@ def main(argv: list[str] | None = None) -> int:
         name = torch.cuda.get_device_name(device)
     else:
         name = "CPU"
-    report = {"device": name, "torch": torch.__version__,
-              "gpus": torch.cuda.device_count() if torch.cuda.is_available() else 0}
-    checks = [("bert_forward", lambda: check_bert(device, args.repeat)),
-              ("seq2seq", lambda: check_seq2seq(device, args.train_seconds)),
-              ("pretraining_step", lambda: check_pretraining_step(device)),
-              ("megatron_demo", check_megatron)]
+    report = {
+        "device": name,
+        "torch": torch.__version__,
+        "gpus": torch.cuda.device_count() if torch.cuda.is_available() else 0,
+    }
+    checks = [
+        ("bert_forward", lambda: check_bert(device, args.repeat)),
+        ("seq2seq", lambda: check_seq2seq(device, args.train_seconds)),
+        ("pretraining_step", lambda: check_pretraining_step(device)),
+        ("megatron_demo", check_megatron),
+    ]
     failed = []
     for name_, fn in checks:
         t0 = time.perf_counter()
@@ -187,8 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
     else:
-        print(f"device {name}, torch {torch.__version__}: "
-              + ("all checks passed" if not failed else f"FAILED: {', '.join(failed)}"))
+        print(
+            f"device {name}, torch {torch.__version__}: "
+            + ("all checks passed" if not failed else f"FAILED: {', '.join(failed)}")
+        )
     return 1 if failed else 0
 
 

@@ -6,6 +6,7 @@ shared inputs live. Read from the page script's source (``@page.widget("anchor")
 reason), so ``python -m core.lessons check`` can reject a lesson whose steps its page cannot serve.
 No streamlit here: the page script is parsed, never run.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,8 +18,8 @@ from pathlib import Path
 class PageContract:
     path: Path
     sections: dict[str, int] = field(default_factory=dict)  # anchor -> line of its first @page.widget
-    inputs: dict[str, int] = field(default_factory=dict)    # anchor -> line of its @page.inputs
-    problems: tuple[tuple[int, str], ...] = ()              # (line, reason) found while reading
+    inputs: dict[str, int] = field(default_factory=dict)  # anchor -> line of its @page.inputs
+    problems: tuple[tuple[int, str], ...] = ()  # (line, reason) found while reading
 
     @property
     def anchors(self) -> set[str]:
@@ -28,8 +29,9 @@ class PageContract:
 
 def _decorator_anchor(dec: ast.expr) -> tuple[str, str | None] | None:
     """("widget" | "inputs", anchor) for ``@<name>.widget("x")`` / ``@<name>.inputs("x")``."""
-    if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute)
-            and dec.func.attr in ("widget", "inputs")):
+    if not (
+        isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr in ("widget", "inputs")
+    ):
         return None
     arg = dec.args[0] if dec.args else None
     anchor = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
@@ -46,8 +48,12 @@ def read_contract(path: Path) -> PageContract:
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         line = getattr(exc, "lineno", None) or 1
         return PageContract(path, problems=((line, f"cannot read the page script: {type(exc).__name__}"),))
-    decorators = {id(dec) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                  for dec in node.decorator_list}
+    decorators = {
+        id(dec)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for dec in node.decorator_list
+    }
     for node in ast.walk(tree):  # @page.widget("x") on a def, or page.widget("x")(fn) anywhere
         found = _decorator_anchor(node) if isinstance(node, ast.Call) else None
         if found is None:
@@ -55,7 +61,7 @@ def read_contract(path: Path) -> PageContract:
         kind, anchor = found
         if anchor is None:
             if id(node) in decorators:
-                problems.append((node.lineno, f"@page.{kind} needs a literal anchor, like @page.{kind}(\"scores\")"))
+                problems.append((node.lineno, f'@page.{kind} needs a literal anchor, like @page.{kind}("scores")'))
             continue  # registered in a loop from data (the glossary's groups): checked where it runs
         (sections if kind == "widget" else inputs).setdefault(anchor, node.lineno)
     return PageContract(path, sections, inputs, tuple(problems))
@@ -88,7 +94,13 @@ def page_problems(lesson) -> list:
         for kind, needed in (("draws a section after", contract.sections), ("keeps its inputs in", contract.inputs)):
             for anchor, line in sorted(needed.items(), key=lambda item: item[1]):
                 if anchor not in anchors:
-                    problems.append(Problem(where, line, f"the page {kind} step #{anchor}, which {md} lacks "
-                                                         f"(its steps: {listed}); add a heading "
-                                                         f"'## … {{#{anchor}}}' or change the page"))
+                    problems.append(
+                        Problem(
+                            where,
+                            line,
+                            f"the page {kind} step #{anchor}, which {md} lacks "
+                            f"(its steps: {listed}); add a heading "
+                            f"'## … {{#{anchor}}}' or change the page",
+                        )
+                    )
     return problems

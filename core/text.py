@@ -2,6 +2,7 @@
 
 Returns notice *codes* rather than sentences so that the UI can say them in either language.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -9,9 +10,22 @@ from dataclasses import dataclass, field
 
 # Zero-width and bidi-control characters: invisible, yet they become tokens or reorder labels.
 INVISIBLE = {
-    "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff",  # zero-width space/joiners, word joiner, BOM
-    "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e",  # LRM, RLM, embeddings
-    "\u2066", "\u2067", "\u2068", "\u2069",  # isolates
+    "\u200b",
+    "\u200c",
+    "\u200d",
+    "\u2060",
+    "\ufeff",  # zero-width space/joiners, word joiner, BOM
+    "\u200e",
+    "\u200f",
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",  # LRM, RLM, embeddings
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",  # isolates
 }
 
 

@@ -23,6 +23,7 @@ no streamlit), so that ``python -m core.lessons check`` validates blocks without
 and accepts exactly what the app draws. The code that draws each widget is registered under the
 same name in ui/widgets.py, and lesson pages draw the same widgets through ``ui.widgets.draw``.
 """
+
 from __future__ import annotations
 
 import re
@@ -75,8 +76,8 @@ ANIMAL = "The animal didn't cross the street because it was too tired."
 
 # One definition of each limit and range, used by the check (the specs below), the Markdown
 # widgets and the lesson pages (ui/widgets.py, pages/).
-SHOW_TOKENS = 64      # tokens a BERT figure draws (the model itself reads up to its position table)
-MAX_CHARS = 2000      # characters kept from a text box (core.text.clean)
+SHOW_TOKENS = 64  # tokens a BERT figure draws (the model itself reads up to its position table)
+MAX_CHARS = 2000  # characters kept from a text box (core.text.clean)
 SEED = Param("int", 0, minimum=0, maximum=1_000_000, help="random seed")
 RANKS = Param("choice", "2", choices=("1", "2", "4"), help="tensor-parallel ranks")
 SCHEDULE = Param("choice", "1f1b", choices=("gpipe", "1f1b", "interleaved"), help="schedule")
@@ -87,37 +88,77 @@ CHUNKS = Param("int", 2, minimum=1, maximum=4, help="model chunks per stage v (i
 WIDGETS: dict[str, WidgetSpec] = {
     spec.name: spec
     for spec in [
-        WidgetSpec("attention-heatmap", "one head of the BERT model as a heatmap for a sentence", {
-            "text": Param("str", ANIMAL, help="the sentence"),
-            "layer": Param("int", 0, minimum=0, help="layer, counted from 0"),
-            "head": Param("int", 0, minimum=0, help="head, counted from 0"),
-        }),
-        WidgetSpec("head-grid", "every layer x head of the BERT model as small heatmaps", {
-            "text": Param("str", ANIMAL, help="the sentence"),
-        }),
-        WidgetSpec("bahdanau-alignment", "the trained date model's alignment heatmap for an input", {
-            "text": Param("str", "2 December 2026", help="a date in English or Chinese spelling"),
-        }),
-        WidgetSpec("tokenizer", "WordPiece tokens and ids of a text", {
-            "text": Param("str", ANIMAL, help="the text"),
-        }),
-        WidgetSpec("embedding-sum", "token + segment + position embeddings and their LayerNorm'd sum", {
-            "text": Param("str", "Attention is all you need", help="the sentence"),
-        }),
-        WidgetSpec("mask-simulator", "BERT's 15 % / 80-10-10 masking applied to a text", {
-            "text": Param("str", ANIMAL, help="the sentence"),
-            "seed": SEED,
-        }),
-        WidgetSpec("parallel-split", "how tensor parallelism splits a layer's weights across ranks", {
-            "ranks": RANKS,
-        }),
-        WidgetSpec("pipeline-schedule", "a pipeline schedule's timeline and bubble fraction", {
-            "schedule": SCHEDULE, "stages": STAGES, "microbatches": MICROBATCHES, "chunks": CHUNKS,
-        }),
-        WidgetSpec("worked-example", "a hand-sized worked example, numbers from core.worked", {
-            "example": Param("choice", "attention", choices=("bahdanau", "attention", "megatron"),
-                             help="which example"),
-        }),
+        WidgetSpec(
+            "attention-heatmap",
+            "one head of the BERT model as a heatmap for a sentence",
+            {
+                "text": Param("str", ANIMAL, help="the sentence"),
+                "layer": Param("int", 0, minimum=0, help="layer, counted from 0"),
+                "head": Param("int", 0, minimum=0, help="head, counted from 0"),
+            },
+        ),
+        WidgetSpec(
+            "head-grid",
+            "every layer x head of the BERT model as small heatmaps",
+            {
+                "text": Param("str", ANIMAL, help="the sentence"),
+            },
+        ),
+        WidgetSpec(
+            "bahdanau-alignment",
+            "the trained date model's alignment heatmap for an input",
+            {
+                "text": Param("str", "2 December 2026", help="a date in English or Chinese spelling"),
+            },
+        ),
+        WidgetSpec(
+            "tokenizer",
+            "WordPiece tokens and ids of a text",
+            {
+                "text": Param("str", ANIMAL, help="the text"),
+            },
+        ),
+        WidgetSpec(
+            "embedding-sum",
+            "token + segment + position embeddings and their LayerNorm'd sum",
+            {
+                "text": Param("str", "Attention is all you need", help="the sentence"),
+            },
+        ),
+        WidgetSpec(
+            "mask-simulator",
+            "BERT's 15 % / 80-10-10 masking applied to a text",
+            {
+                "text": Param("str", ANIMAL, help="the sentence"),
+                "seed": SEED,
+            },
+        ),
+        WidgetSpec(
+            "parallel-split",
+            "how tensor parallelism splits a layer's weights across ranks",
+            {
+                "ranks": RANKS,
+            },
+        ),
+        WidgetSpec(
+            "pipeline-schedule",
+            "a pipeline schedule's timeline and bubble fraction",
+            {
+                "schedule": SCHEDULE,
+                "stages": STAGES,
+                "microbatches": MICROBATCHES,
+                "chunks": CHUNKS,
+            },
+        ),
+        WidgetSpec(
+            "worked-example",
+            "a hand-sized worked example, numbers from core.worked",
+            {
+                "example": Param(
+                    "choice", "attention", choices=("bahdanau", "attention", "megatron"), help="which example"
+                ),
+            },
+        ),
     ]
 }
 
@@ -167,8 +208,11 @@ def validate(block: Block) -> tuple[dict[str, Any], list[tuple[int, str]]]:
         spec = WIDGETS.get(block.name)
         if spec is None:
             known = ", ".join(sorted(WIDGETS))
-            reason = "a widget block needs a name" if not block.name or block.name == "widget" else \
-                f"unknown widget {block.name!r}"
+            reason = (
+                "a widget block needs a name"
+                if not block.name or block.name == "widget"
+                else f"unknown widget {block.name!r}"
+            )
             return {}, problems + [(block.line, f"{reason}; the widgets are: {known}")]
         params = spec.params
     elif block.kind == "quiz":

@@ -10,6 +10,7 @@ fixed and exact (small integers and halves), so a student with a calculator gets
 
     python -m core.worked            # prints all three as JSON
 """
+
 from __future__ import annotations
 
 import json
@@ -30,22 +31,22 @@ class BahdanauExample:
     """One decoder step i over three inputs x_1..x_3; every vector has 2 numbers."""
 
     inputs: tuple[str, ...]
-    s_prev: list[float]          # s_{i-1}, the decoder state before step i
-    h: list[list[float]]         # h_1..h_3, the annotations (one row per input)
-    W_a: list[list[float]]       # 2x2, applied to s_{i-1}
-    U_a: list[list[float]]       # 2x2, applied to h_j
-    v_a: list[float]             # 2 numbers, reads one score out
-    hidden: list[list[float]]    # tanh(W_a s_{i-1} + U_a h_j), one row per input
-    e: list[float]               # e_ij, eq. (6)
-    alpha: list[float]           # alpha_ij = softmax_j(e_ij), eq. (6)
-    c: list[float]               # c_i = sum_j alpha_ij h_j, eq. (5)
+    s_prev: list[float]  # s_{i-1}, the decoder state before step i
+    h: list[list[float]]  # h_1..h_3, the annotations (one row per input)
+    W_a: list[list[float]]  # 2x2, applied to s_{i-1}
+    U_a: list[list[float]]  # 2x2, applied to h_j
+    v_a: list[float]  # 2 numbers, reads one score out
+    hidden: list[list[float]]  # tanh(W_a s_{i-1} + U_a h_j), one row per input
+    e: list[float]  # e_ij, eq. (6)
+    alpha: list[float]  # alpha_ij = softmax_j(e_ij), eq. (6)
+    c: list[float]  # c_i = sum_j alpha_ij h_j, eq. (5)
 
 
 def bahdanau() -> BahdanauExample:
     """Three inputs through the alignment model of core.seq2seq.model.BahdanauAttention itself."""
     from core.seq2seq.model import BahdanauAttention
 
-    s_prev = torch.tensor([[0.5, -0.5]], dtype=torch.float64)                  # (B=1, Dq=2)
+    s_prev = torch.tensor([[0.5, -0.5]], dtype=torch.float64)  # (B=1, Dq=2)
     h = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]], dtype=torch.float64)  # (1, T=3, Dk=2)
     W_a = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
     U_a = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
@@ -61,11 +62,19 @@ def bahdanau() -> BahdanauExample:
         attn.v_a.weight.copy_(v_a.unsqueeze(0))
         mask = torch.ones(1, 3, dtype=torch.bool)
         context, weights, energies = attn(s_prev, h, mask, return_energies=True)
-        hidden = torch.tanh(attn.W_a(s_prev).unsqueeze(1) + attn.U_a(h))        # (1, 3, 2)
+        hidden = torch.tanh(attn.W_a(s_prev).unsqueeze(1) + attn.U_a(h))  # (1, 3, 2)
     return BahdanauExample(
-        inputs=("x₁", "x₂", "x₃"), s_prev=_rows(s_prev[0]), h=_rows(h[0]), W_a=_rows(W_a),
-        U_a=_rows(U_a), v_a=_rows(v_a), hidden=_rows(hidden[0]), e=_rows(energies[0]),
-        alpha=_rows(weights[0]), c=_rows(context[0]))
+        inputs=("x₁", "x₂", "x₃"),
+        s_prev=_rows(s_prev[0]),
+        h=_rows(h[0]),
+        W_a=_rows(W_a),
+        U_a=_rows(U_a),
+        v_a=_rows(v_a),
+        hidden=_rows(hidden[0]),
+        e=_rows(energies[0]),
+        alpha=_rows(weights[0]),
+        c=_rows(context[0]),
+    )
 
 
 @dataclass(frozen=True)
@@ -77,10 +86,10 @@ class AttentionExample:
     Q: list[list[float]]
     K: list[list[float]]
     V: list[list[float]]
-    dots: list[list[float]]      # q_i . k_j
-    scaled: list[list[float]]    # q_i . k_j / sqrt(d_k)
-    weights: list[list[float]]   # softmax over each row
-    Z: list[list[float]]         # z_i = sum_j alpha_ij v_j
+    dots: list[list[float]]  # q_i . k_j
+    scaled: list[list[float]]  # q_i . k_j / sqrt(d_k)
+    weights: list[list[float]]  # softmax over each row
+    Z: list[list[float]]  # z_i = sum_j alpha_ij v_j
 
 
 def attention() -> AttentionExample:
@@ -93,24 +102,32 @@ def attention() -> AttentionExample:
     Z, weights = scaled_dot_product_attention(Q, K, V)
     dots = Q @ K.T
     return AttentionExample(
-        tokens=("the", "cat", "sat"), d_k=2, Q=_rows(Q), K=_rows(K), V=_rows(V), dots=_rows(dots),
-        scaled=_rows(dots / math.sqrt(2)), weights=_rows(weights), Z=_rows(Z))
+        tokens=("the", "cat", "sat"),
+        d_k=2,
+        Q=_rows(Q),
+        K=_rows(K),
+        V=_rows(V),
+        dots=_rows(dots),
+        scaled=_rows(dots / math.sqrt(2)),
+        weights=_rows(weights),
+        Z=_rows(Z),
+    )
 
 
 @dataclass(frozen=True)
 class MegatronExample:
     """Z = (X A) B with A (2x4) split by columns and B (4x2) split by rows over two ranks."""
 
-    X: list[list[float]]         # 1x2 input
-    A: list[list[float]]         # 2x4, split by columns: A_1 = A[:, :2], A_2 = A[:, 2:]
-    B: list[list[float]]         # 4x2, split by rows:    B_1 = B[:2], B_2 = B[2:]
+    X: list[list[float]]  # 1x2 input
+    A: list[list[float]]  # 2x4, split by columns: A_1 = A[:, :2], A_2 = A[:, 2:]
+    B: list[list[float]]  # 4x2, split by rows:    B_1 = B[:2], B_2 = B[2:]
     A_parts: list[list[list[float]]]  # [A_1, A_2]
     B_parts: list[list[list[float]]]  # [B_1, B_2]
     Y_parts: list[list[list[float]]]  # [X A_1, X A_2]: each rank's slice of the hidden layer
     Z_parts: list[list[list[float]]]  # [Y_1 B_1, Y_2 B_2]: each rank's partial sum
-    Z: list[list[float]]         # Z_1 + Z_2, what the all-reduce (g) returns on every rank
-    Y_full: list[list[float]]    # X A on one device
-    Z_full: list[list[float]]    # (X A) B on one device
+    Z: list[list[float]]  # Z_1 + Z_2, what the all-reduce (g) returns on every rank
+    Y_full: list[list[float]]  # X A on one device
+    Z_full: list[list[float]]  # (X A) B on one device
 
 
 def megatron() -> MegatronExample:
@@ -123,7 +140,7 @@ def megatron() -> MegatronExample:
     from core.megatron import mappings
     from core.megatron.layers import ColumnParallelLinear, RowParallelLinear
 
-    X = torch.tensor([[1.0, 2.0]], dtype=torch.float64)                         # (1, 2)
+    X = torch.tensor([[1.0, 2.0]], dtype=torch.float64)  # (1, 2)
     A = torch.tensor([[1.0, 1.0, 2.0, -1.0], [0.0, 1.0, 1.0, 1.0]], dtype=torch.float64)  # (2, 4)
     B = torch.tensor([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [-1.0, 2.0]], dtype=torch.float64)  # (4, 2)
     log_len = len(mappings.COLLECTIVE_LOG)
@@ -133,18 +150,27 @@ def megatron() -> MegatronExample:
             # torch.nn.Linear layout: weight is (out, in), so A and B are passed transposed
             col = ColumnParallelLinear(A.T.contiguous(), torch.zeros(4, dtype=torch.float64), rank, 2)
             row = RowParallelLinear(B.T.contiguous(), torch.zeros(2, dtype=torch.float64), rank, 2)
-            y_i = col(X)                                                        # (1, 2) = X A_i
+            y_i = col(X)  # (1, 2) = X A_i
             row(y_i)
-            z_i = row.last_partial                                              # (1, 2) = Y_i B_i
+            z_i = row.last_partial  # (1, 2) = Y_i B_i
             a_parts.append(_rows(col.weight.T))
             b_parts.append(_rows(row.weight.T))
             y_parts.append(_rows(y_i))
             z_parts.append(_rows(z_i))
     del mappings.COLLECTIVE_LOG[log_len:]  # this example is not part of the demo's collective log
     Z = [[z_parts[0][0][k] + z_parts[1][0][k] for k in range(2)]]
-    return MegatronExample(X=_rows(X), A=_rows(A), B=_rows(B), A_parts=a_parts, B_parts=b_parts,
-                           Y_parts=y_parts, Z_parts=z_parts, Z=Z, Y_full=_rows(X @ A),
-                           Z_full=_rows(X @ A @ B))
+    return MegatronExample(
+        X=_rows(X),
+        A=_rows(A),
+        B=_rows(B),
+        A_parts=a_parts,
+        B_parts=b_parts,
+        Y_parts=y_parts,
+        Z_parts=z_parts,
+        Z=Z,
+        Y_full=_rows(X @ A),
+        Z_full=_rows(X @ A @ B),
+    )
 
 
 def example(name: str):

@@ -1,4 +1,5 @@
 """Lesson 2: the seq2seq bottleneck. Widgets only; the numbers come from core.seq2seq."""
+
 import streamlit as st
 
 from core.figures import seq2seq as figs
@@ -20,8 +21,7 @@ def _show_output(label: str, view, key: str) -> None:
     st.markdown(f"**{label}**")
     st.code(view.output or "∅", language=None)
     if view.target is not None:
-        figures.show(figs.position_marks(view.target, view.output, view.position_correct),
-                     key=key)
+        figures.show(figs.position_marks(view.target, view.output, view.position_correct), key=key)
         right = sum(bool(m) for m in view.position_correct)
         st.caption(t("seq2seq.positions_right", right=right, total=len(view.target)))
 
@@ -30,13 +30,23 @@ def _show_output(label: str, view, key: str) -> None:
 def encoder_decoder():
     from core.seq2seq.explain import bottleneck
 
-    text = checked_input("copy", t("seq2seq.input_label"), "seq2seq.input", "attention",
-                         get_task("copy").examples, help=t("seq2seq.input_help"))
+    text = checked_input(
+        "copy",
+        t("seq2seq.input_label"),
+        "seq2seq.input",
+        "attention",
+        get_task("copy").examples,
+        help=t("seq2seq.input_help"),
+    )
     if text is None:
         return
     view = bottleneck(get_model("copy-none"), get_task("copy"), text)
-    figures.show(figs.c_strip(view.c, labels={"title": t("seq2seq.c_title", size=len(view.c), length=len(text))}),
-                 key="seq2seq.c", data=[{"dim": i, "c": v} for i, v in enumerate(view.c)], filename="c")
+    figures.show(
+        figs.c_strip(view.c, labels={"title": t("seq2seq.c_title", size=len(view.c), length=len(text))}),
+        key="seq2seq.c",
+        data=[{"dim": i, "c": v} for i, v in enumerate(view.c)],
+        filename="c",
+    )
     st.caption(t("seq2seq.c_caption", size=len(view.c)))
     _show_output(t("seq2seq.model_none"), view, "seq2seq.marks.input")
 
@@ -51,36 +61,79 @@ def curve_task(inp, show: bool) -> dict:
         task = st.session_state.get("seq2seq.curve_task", tasks[0])
         return {"task": task if task in tasks else tasks[0]}
     labels = {name: t(f"seq2seq.task_{name}") for name in tasks}
-    return {"task": st.radio(t("seq2seq.task_label"), tasks, format_func=labels.get, horizontal=True,
-                             key="seq2seq.curve_task")}
+    return {
+        "task": st.radio(
+            t("seq2seq.task_label"), tasks, format_func=labels.get, horizontal=True, key="seq2seq.curve_task"
+        )
+    }
 
 
 @page.widget("fixed-length")
 def accuracy_curve(inp):
     entries = manifest_entries(inp.task)
     rows = [{"model": e["attention"], **b} for e in entries for b in e["by_length"]]
-    figures.show(figs.accuracy_vs_length(entries, names=_names(), labels={"title": t("seq2seq.curve_title"), "x": t("seq2seq.curve_x"), "y": t("seq2seq.curve_y")}),
-                 key="seq2seq.curve", data=rows, filename="accuracy-vs-length")
+    figures.show(
+        figs.accuracy_vs_length(
+            entries,
+            names=_names(),
+            labels={"title": t("seq2seq.curve_title"), "x": t("seq2seq.curve_x"), "y": t("seq2seq.curve_y")},
+        ),
+        key="seq2seq.curve",
+        data=rows,
+        filename="accuracy-vs-length",
+    )
     for e in entries:
-        st.caption(t("seq2seq.manifest_caption", model=_names()[e["attention"]], n=e["heldout_n"],
-                     acc=f"{e['heldout_exact_match']:.1%}", seconds=e["train_seconds"], steps=e["steps"],
-                     device=recorded_device(e["device"]), seed=e["seed"]))
+        st.caption(
+            t(
+                "seq2seq.manifest_caption",
+                model=_names()[e["attention"]],
+                n=e["heldout_n"],
+                acc=f"{e['heldout_exact_match']:.1%}",
+                seconds=e["train_seconds"],
+                steps=e["steps"],
+                device=recorded_device(e["device"]),
+                seed=e["seed"],
+            )
+        )
 
 
 @page.widget("forgetting")
 def position_curve(inp):
     entries = manifest_entries(inp.task)
     rows = [{"model": e["attention"], **p} for e in entries for p in e["per_position"]]
-    figures.show(figs.per_position(entries, names=_names(), labels={"title": t("seq2seq.position_title"), "x": t("seq2seq.position_x"), "y": t("seq2seq.position_y")}),
-                 key="seq2seq.positions", data=rows, filename="per-position")
+    figures.show(
+        figs.per_position(
+            entries,
+            names=_names(),
+            labels={"title": t("seq2seq.position_title"), "x": t("seq2seq.position_x"), "y": t("seq2seq.position_y")},
+        ),
+        key="seq2seq.positions",
+        data=rows,
+        filename="per-position",
+    )
     st.caption(t("seq2seq.position_caption"))
     names = _names()
     for tab, e in zip(st.tabs([names[e["attention"]] for e in entries]), entries):
         with tab:
-            data = [{"lengths": r["lengths"], "position": i + 1, "n": n, "accuracy": a}
-                    for r in e["per_position_by_length"] for i, (n, a) in enumerate(zip(r["n"], r["accuracy"]))]
-            figures.show(figs.position_by_length(e, labels={"title": t("seq2seq.grid_title", model=names[e["attention"]]), "x": t("seq2seq.position_x"), "y": t("seq2seq.curve_x"), "value": t("seq2seq.position_y")}),
-                         key=f"seq2seq.grid.{e['attention']}", data=data, filename=f"position-by-length-{e['attention']}")
+            data = [
+                {"lengths": r["lengths"], "position": i + 1, "n": n, "accuracy": a}
+                for r in e["per_position_by_length"]
+                for i, (n, a) in enumerate(zip(r["n"], r["accuracy"]))
+            ]
+            figures.show(
+                figs.position_by_length(
+                    e,
+                    labels={
+                        "title": t("seq2seq.grid_title", model=names[e["attention"]]),
+                        "x": t("seq2seq.position_x"),
+                        "y": t("seq2seq.curve_x"),
+                        "value": t("seq2seq.position_y"),
+                    },
+                ),
+                key=f"seq2seq.grid.{e['attention']}",
+                data=data,
+                filename=f"position-by-length-{e['attention']}",
+            )
 
 
 @page.widget("try-it")
@@ -89,17 +142,22 @@ def grow_input():
 
     if "seq2seq.length" not in st.session_state:  # start where the bottleneck shows, on these models
         st.session_state["seq2seq.length"] = bottleneck_start(
-            get_model("copy-none"), get_model("copy-bahdanau"), get_task("copy"), LONG, default=12)
+            get_model("copy-none"), get_model("copy-bahdanau"), get_task("copy"), LONG, default=12
+        )
     n = st.slider(t("seq2seq.length_slider"), 1, len(LONG), key="seq2seq.length")
     text = LONG[:n]
     st.code(text, language=None)
     left, right = st.columns(2)
     with left:
-        _show_output(t("seq2seq.model_none"), bottleneck(get_model("copy-none"), get_task("copy"), text),
-                     "seq2seq.marks.none")
+        _show_output(
+            t("seq2seq.model_none"), bottleneck(get_model("copy-none"), get_task("copy"), text), "seq2seq.marks.none"
+        )
     with right:
-        _show_output(t("seq2seq.model_bahdanau"),
-                     bottleneck(get_model("copy-bahdanau"), get_task("copy"), text), "seq2seq.marks.bahdanau")
+        _show_output(
+            t("seq2seq.model_bahdanau"),
+            bottleneck(get_model("copy-bahdanau"), get_task("copy"), text),
+            "seq2seq.marks.bahdanau",
+        )
 
 
 @page.widget("train")
@@ -109,20 +167,39 @@ def train_live():
     with lesson.advanced():
         steps = st.number_input(t("seq2seq.live_steps"), 5, 2000, 600, step=50, key="seq2seq.live.steps")
         names = _names()
-        attention = st.radio(t("seq2seq.live_attention"), ["none", "bahdanau"], format_func=names.get,
-                             key="seq2seq.live.attention", horizontal=True)
+        attention = st.radio(
+            t("seq2seq.live_attention"),
+            ["none", "bahdanau"],
+            format_func=names.get,
+            key="seq2seq.live.attention",
+            horizontal=True,
+        )
     st.caption(t("seq2seq.live_caption"))
     config = live_config("seq2seq", int(steps))
     result = live_training("seq2seq.live", "copy", attention, config)
     if result is None:
         return
     report = live_report("seq2seq.live", result)
-    figures.show(figs.loss_curve(result.losses, labels={"title": t("seq2seq.live_loss_title"), "x": t("seq2seq.step"), "y": t("seq2seq.loss")}),
-                 key="seq2seq.live.loss", data=[{"step": s, "loss": v} for s, v in result.losses],
-                 filename="live-loss")
+    figures.show(
+        figs.loss_curve(
+            result.losses,
+            labels={"title": t("seq2seq.live_loss_title"), "x": t("seq2seq.step"), "y": t("seq2seq.loss")},
+        ),
+        key="seq2seq.live.loss",
+        data=[{"step": s, "loss": v} for s, v in result.losses],
+        filename="live-loss",
+    )
     names = {report["attention"]: t("seq2seq.live_model", model=_names()[report["attention"]])}
-    figures.show(figs.accuracy_vs_length([report], names=names, labels={"title": t("seq2seq.live_curve_title"), "x": t("seq2seq.curve_x"), "y": t("seq2seq.curve_y")}),
-                 key="seq2seq.live.curve", data=report["by_length"], filename="live-accuracy-vs-length")
+    figures.show(
+        figs.accuracy_vs_length(
+            [report],
+            names=names,
+            labels={"title": t("seq2seq.live_curve_title"), "x": t("seq2seq.curve_x"), "y": t("seq2seq.curve_y")},
+        ),
+        key="seq2seq.live.curve",
+        data=report["by_length"],
+        filename="live-accuracy-vs-length",
+    )
     st.caption(t("seq2seq.live_eval_caption", n=report["n"], acc=f"{report['exact_match']:.1%}"))
 
 

@@ -1,4 +1,5 @@
 """Lesson 4: self-attention, one head of a real BERT as a glass box (layout only; core computes)."""
+
 import math
 
 import streamlit as st
@@ -21,8 +22,9 @@ def sentence_and_head(inp, show: bool) -> dict:
     text = ua.sentence(P, show=show)
     layer, head = ua.layer_head(P, bundle, show=show)
     expl = explain_head(bundle, text, layer, head)
-    empty = ua.show_notices(expl.notices, n_full=expl.n_tokens_full, cap=MAX_TOKENS) if show else \
-        "empty" in expl.notices
+    empty = (
+        ua.show_notices(expl.notices, n_full=expl.n_tokens_full, cap=MAX_TOKENS) if show else "empty" in expl.notices
+    )
     query = 0 if empty else ua.query_picker(P, expl.tokens, show=show)
     return {"bundle": bundle, "text": text, "expl": expl, "empty": empty, "query": query}
 
@@ -32,8 +34,9 @@ def scaling_toggle(inp, show: bool) -> dict:
     """With or without 1/√d_k: the scores, the weighted sum and the heatmap follow this switch."""
     if not show:
         return {"scaled": bool(st.session_state.get(f"{P}.scaled", True))}
-    scaled = st.toggle(t("self_attention.scale_toggle"), value=True, key=f"{P}.scaled",
-                       help=t("self_attention.scale_toggle_help"))
+    scaled = st.toggle(
+        t("self_attention.scale_toggle"), value=True, key=f"{P}.scaled", help=t("self_attention.scale_toggle_help")
+    )
     return {"scaled": bool(scaled)}
 
 
@@ -52,11 +55,20 @@ def qkv(inp):
     layer, head = expl.layer, expl.head
     st.caption(t("self_attention.vectors_caption", d_k=expl.d_k))
     fig = qk_vectors(expl, i, labels=ua.glass_labels())
+
     def rows():  # built only when a download is clicked
-        out = [{"vector": "q", "position": i, "token": expl.tokens[i],
-                **{f"d{d}": float(expl.q[i, d]) for d in range(expl.d_k)}}]
-        return out + [{"vector": "k", "position": j, "token": tok,
-                       **{f"d{d}": float(expl.k[j, d]) for d in range(expl.d_k)}} for j, tok in enumerate(expl.tokens)]
+        out = [
+            {
+                "vector": "q",
+                "position": i,
+                "token": expl.tokens[i],
+                **{f"d{d}": float(expl.q[i, d]) for d in range(expl.d_k)},
+            }
+        ]
+        return out + [
+            {"vector": "k", "position": j, "token": tok, **{f"d{d}": float(expl.k[j, d]) for d in range(expl.d_k)}}
+            for j, tok in enumerate(expl.tokens)
+        ]
 
     figures.show(fig, key=f"{P}.vectors", data=rows, filename=f"q-k-layer{layer}-head{head}")
 
@@ -76,20 +88,29 @@ def scaled_dot_product(inp):
     figures.show(fig, key=f"{P}.steps", data=lambda: expl.query_table(i), filename=f"scores-query{i}")
     w_s, w_u = expl.weights[i], expl.weights_unscaled[i]
     cols = st.columns(3)
-    cols[0].metric(t("self_attention.m_max_weight"), f"{(w_s if scaled else w_u).max():.3f}",
-                   delta=None if not scaled else f"{w_u.max():.3f} {t('self_attention.m_unscaled_delta')}",
-                   delta_color="off", delta_arrow="off")
+    cols[0].metric(
+        t("self_attention.m_max_weight"),
+        f"{(w_s if scaled else w_u).max():.3f}",
+        delta=None if not scaled else f"{w_u.max():.3f} {t('self_attention.m_unscaled_delta')}",
+        delta_color="off",
+        delta_arrow="off",
+    )
     ent = expl.row_entropy(i, scaled=scaled)
-    cols[1].metric(t("self_attention.m_entropy"), f"{ent:.3f}",
-                   delta=None if not scaled else f"{expl.row_entropy(i, scaled=False):.3f} "
-                                                 f"{t('self_attention.m_unscaled_delta')}", delta_color="off", delta_arrow="off")
+    cols[1].metric(
+        t("self_attention.m_entropy"),
+        f"{ent:.3f}",
+        delta=None if not scaled else f"{expl.row_entropy(i, scaled=False):.3f} {t('self_attention.m_unscaled_delta')}",
+        delta_color="off",
+        delta_arrow="off",
+    )
     sat = expl.saturation()
     cols[2].metric(t("self_attention.m_std"), f"{sat['score_std_scaled'] if scaled else sat['score_std_raw']:.3f}")
     st.subheader(t("self_attention.scaling_title"), anchor=False)
     study = scaling_study()
     st.caption(t("self_attention.scaling_caption", trials=study.trials, n=study.n_keys))
-    figures.show(scaling_figure(study, labels=ua.scaling_labels()), key=f"{P}.scaling", data=study.rows,
-                 filename="scaling-study")
+    figures.show(
+        scaling_figure(study, labels=ua.scaling_labels()), key=f"{P}.scaling", data=study.rows, filename="scaling-study"
+    )
 
 
 @page.widget("weighted-sum")
@@ -102,8 +123,12 @@ def weighted_sum_section(inp):
     st.caption(t("self_attention.weighted_caption", d_k=expl.d_k))
     fig = weighted_sum(expl, i, scaled=scaled, labels=ua.glass_labels())
     out = expl.output[i] if scaled else (expl.weights_unscaled[i] @ expl.v)
-    figures.show(fig, key=f"{P}.weighted", filename=f"weighted-sum-query{i}",
-                 data=lambda: [{"dimension": d, "output": float(out[d])} for d in range(expl.d_k)])
+    figures.show(
+        fig,
+        key=f"{P}.weighted",
+        filename=f"weighted-sum-query{i}",
+        data=lambda: [{"dimension": d, "output": float(out[d])} for d in range(expl.d_k)],
+    )
     st.caption(t("self_attention.check_caption", diff=expl.max_abs_diff))
 
 

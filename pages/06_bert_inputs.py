@@ -1,4 +1,5 @@
 """Lesson 6: BERT's inputs, on the model in use (layout and widgets only; core.bert computes)."""
+
 import streamlit as st
 
 from core.widgets import SHOW_TOKENS
@@ -41,9 +42,15 @@ def special_tokens():
         return
     enc = encode_pair(bundle, a, b, max_length=SHOW_TOKENS)
     _capped(enc.truncated, enc.n_total)
-    rows = {t("bert_inputs.row_id"): enc.input_ids, t("bert_inputs.row_segment"): enc.token_type_ids,
-            t("bert_inputs.row_position"): enc.position_ids, t("bert_inputs.row_mask"): enc.attention_mask}
-    fig = input_rows_figure(enc.tokens, rows, colour_row=t("bert_inputs.row_segment"), labels={"title": t("bert_inputs.pair_title")})
+    rows = {
+        t("bert_inputs.row_id"): enc.input_ids,
+        t("bert_inputs.row_segment"): enc.token_type_ids,
+        t("bert_inputs.row_position"): enc.position_ids,
+        t("bert_inputs.row_mask"): enc.attention_mask,
+    }
+    fig = input_rows_figure(
+        enc.tokens, rows, colour_row=t("bert_inputs.row_segment"), labels={"title": t("bert_inputs.pair_title")}
+    )
     figures.show(fig, key="bert-inputs.pair", data=enc.table(), filename="bert-input-pair")
 
 
@@ -60,10 +67,17 @@ def padding():
     batch = pad_batch(bundle, [a, b], max_length=SHOW_TOKENS)
     if batch.truncated:
         lesson.notice("tokens_capped", limit=SHOW_TOKENS, total=t("bert_inputs.more"))
-    fig = batch_figure(batch.tokens, batch.attention_mask, labels={"title": t("bert_inputs.batch_title"), "row": t("bert_inputs.row_sentence"), "mask": t("bert_inputs.row_mask")})
+    fig = batch_figure(
+        batch.tokens,
+        batch.attention_mask,
+        labels={
+            "title": t("bert_inputs.batch_title"),
+            "row": t("bert_inputs.row_sentence"),
+            "mask": t("bert_inputs.row_mask"),
+        },
+    )
     figures.show(fig, key="bert-inputs.batch", data=batch.table(), filename="padded-batch")
-    st.caption(t("bert_inputs.batch_caption", a=batch.lengths[0], b=batch.lengths[1],
-                 width=len(batch.input_ids[0])))
+    st.caption(t("bert_inputs.batch_caption", a=batch.lengths[0], b=batch.lengths[1], width=len(batch.input_ids[0])))
 
 
 @page.widget("embeddings")
@@ -85,13 +99,23 @@ def parameters():
     name = f"{name} *" if name in ("BERT-base", "BERT-large") else name  # the loaded one keeps its own bar
     shapes = {name: config_of(bundle), "BERT-base": BERT_BASE, "BERT-large": BERT_LARGE}
     counts = {name: param_count(**shape) for name, shape in shapes.items()}
-    blocks = {name: {t("bert_inputs.block_embeddings"): sum(c.embeddings.values()),
-                     t("bert_inputs.block_encoder"): c.all_layers, t("bert_inputs.block_pooler"): c.pooler,
-                     t("bert_inputs.block_mlm"): c.mlm_head, t("bert_inputs.block_nsp"): c.nsp_head}
-              for name, c in counts.items()}
+    blocks = {
+        name: {
+            t("bert_inputs.block_embeddings"): sum(c.embeddings.values()),
+            t("bert_inputs.block_encoder"): c.all_layers,
+            t("bert_inputs.block_pooler"): c.pooler,
+            t("bert_inputs.block_mlm"): c.mlm_head,
+            t("bert_inputs.block_nsp"): c.nsp_head,
+        }
+        for name, c in counts.items()
+    }
     fig = anatomy_figure(blocks, labels={"title": t("bert_inputs.anatomy_title"), "x": t("bert_inputs.parameters")})
-    figures.show(fig, key="bert-inputs.anatomy", filename="bert-parameters",
-                 data=[{"model": n, **r} for n, c in counts.items() for r in c.rows()])
+    figures.show(
+        fig,
+        key="bert-inputs.anatomy",
+        filename="bert-parameters",
+        data=[{"model": n, **r} for n, c in counts.items() for r in c.rows()],
+    )
     cols = st.columns(3)
     for col, (name, c) in zip(cols, counts.items()):
         col.metric(name, f"{c.bert_model_total:,}", help=t("bert_inputs.total_help", pre=f"{c.pretraining_total:,}"))
@@ -99,12 +123,17 @@ def parameters():
     base = counts["BERT-base"]
     layer = {t(f"bert_inputs.part_{k}"): v for k, v in base.layer.items()}
     fig = layer_parts_figure(layer, labels={"title": t("bert_inputs.layer_title", total=f"{base.layer_total:,}")})
-    figures.show(fig, key="bert-inputs.layer", data=[{"part": k, "parameters": v} for k, v in base.layer.items()],
-                 filename="bert-base-layer")
+    figures.show(
+        fig,
+        key="bert-inputs.layer",
+        data=[{"part": k, "parameters": v} for k, v in base.layer.items()],
+        filename="bert-base-layer",
+    )
     with lesson.advanced():
         st.caption(t("bert_inputs.cli_caption"))
-        st.code("python -m core.bert count --hidden 1024 --layers 24 --heads 16 --intermediate 4096 --json",
-                language="bash")
+        st.code(
+            "python -m core.bert count --hidden 1024 --layers 24 --heads 16 --intermediate 4096 --json", language="bash"
+        )
 
 
 page.render()

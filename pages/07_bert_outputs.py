@@ -1,4 +1,5 @@
 """Lesson 7: BERT's outputs and pre-training, on the model in use (layout and widgets only)."""
+
 import streamlit as st
 
 from core.text import clean
@@ -107,16 +108,30 @@ def hidden(inp):
     hs = hidden_states(bundle, text, max_length=SHOW_TOKENS)
     _capped(hs.encoded.truncated, hs.encoded.n_total)
     st.caption(t("bert_outputs.hidden_shape", t_=len(hs.tokens), h=hs.last.shape[1], l=hs.layers.shape[0] - 1))
-    fig = hidden_figure(hs.last, hs.tokens, labels={"title": t("bert_outputs.hidden_title"), "x": t("bert_outputs.dim"), "value": t("bert_outputs.value")})
-    figures.show(fig, key="bert-outputs.hidden", filename="last-hidden-state",
-                 data=[{"position": i, "token": tok, **{f"d{d}": float(v) for d, v in enumerate(row)}}
-                       for i, (tok, row) in enumerate(zip(hs.tokens, hs.last))])
+    fig = hidden_figure(
+        hs.last,
+        hs.tokens,
+        labels={"title": t("bert_outputs.hidden_title"), "x": t("bert_outputs.dim"), "value": t("bert_outputs.value")},
+    )
+    figures.show(
+        fig,
+        key="bert-outputs.hidden",
+        filename="last-hidden-state",
+        data=[
+            {"position": i, "token": tok, **{f"d{d}": float(v) for d, v in enumerate(row)}}
+            for i, (tok, row) in enumerate(zip(hs.tokens, hs.last))
+        ],
+    )
     if hs.pooled is None:
         st.info(t("bert_outputs.no_pooler"))
     else:
         fig = bar_strip(hs.pooled, labels={"title": t("bert_outputs.pooled_title"), "value": t("bert_outputs.value")})
-        figures.show(fig, key="bert-outputs.pooled", filename="pooled-cls",
-                     data=[{"dimension": d, "pooled": float(v)} for d, v in enumerate(hs.pooled)])
+        figures.show(
+            fig,
+            key="bert-outputs.pooled",
+            filename="pooled-cls",
+            data=[{"dimension": d, "pooled": float(v)} for d, v in enumerate(hs.pooled)],
+        )
 
 
 @page.widget("layers")
@@ -132,8 +147,13 @@ def layers(inp):
     st.text(inp.text[:200])
     hs = hidden_states(bundle, inp.text, max_length=SHOW_TOKENS)
     options = list(range(len(hs.tokens)))
-    i = st.selectbox(t("bert_outputs.pick_token"), options, index=min(2, len(options) - 1),
-                     key=lesson.follow_inputs("bert-outputs.layer_token", hs.tokens), format_func=lambda j: f"{j}: {hs.tokens[j]}")
+    i = st.selectbox(
+        t("bert_outputs.pick_token"),
+        options,
+        index=min(2, len(options) - 1),
+        key=lesson.follow_inputs("bert-outputs.layer_token", hs.tokens),
+        format_func=lambda j: f"{j}: {hs.tokens[j]}",
+    )
     i = min(int(i or 0), len(options) - 1)
     rows = layer_trajectory(hs, i)
     names = {k: t(f"bert_outputs.traj_{k}") for k in ("norm", "change", "cos_prev", "cos_embedding", "layer")}
@@ -153,10 +173,19 @@ def similarity_widget():
         return
     _sentence_capped(bundle, lines)
     sim = similarity(bundle, lines)
-    fig = similarity_figure(sim, lines, labels={"title": t("bert_outputs.sim_title"), "value": t("bert_outputs.cosine")})
-    figures.show(fig, key="bert-outputs.similarity", filename="sentence-similarity",
-                 data=[{"a": lines[i], "b": lines[j], "cosine": float(sim[i, j])}
-                       for i in range(len(lines)) for j in range(len(lines))])
+    fig = similarity_figure(
+        sim, lines, labels={"title": t("bert_outputs.sim_title"), "value": t("bert_outputs.cosine")}
+    )
+    figures.show(
+        fig,
+        key="bert-outputs.similarity",
+        filename="sentence-similarity",
+        data=[
+            {"a": lines[i], "b": lines[j], "cosine": float(sim[i, j])}
+            for i in range(len(lines))
+            for j in range(len(lines))
+        ],
+    )
     st.caption(t("bert_outputs.sim_method"))
 
 
@@ -190,9 +219,15 @@ def fill_mask_widget():
     if not res.masks:
         st.info(t("bert_outputs.fill_no_mask"))
         return
-    fig = topk_figure(res.masks, res.tokens, labels={"title": t("bert_outputs.fill_title"), "value": t("bert_outputs.probability")})
-    figures.show(fig, key="bert-outputs.fill", filename="fill-mask",
-                 data=[{"position": m["position"], **p} for m in res.masks for p in m["top"]])
+    fig = topk_figure(
+        res.masks, res.tokens, labels={"title": t("bert_outputs.fill_title"), "value": t("bert_outputs.probability")}
+    )
+    figures.show(
+        fig,
+        key="bert-outputs.fill",
+        filename="fill-mask",
+        data=[{"position": m["position"], **p} for m in res.masks for p in m["top"]],
+    )
 
 
 @page.widget("nsp")
@@ -201,23 +236,28 @@ def nsp():
     from core.figures.bert import probs_figure
 
     bundle = current_bundle(show_notice=False)
-    sentences = _lines("bert-outputs.nsp_corpus", "bert_outputs.nsp_corpus_label", "bert_outputs.nsp_corpus_default",
-                       20)
+    sentences = _lines(
+        "bert-outputs.nsp_corpus", "bert_outputs.nsp_corpus_label", "bert_outputs.nsp_corpus_default", 20
+    )
     seed = widgets.seed_input(t("bert_outputs.seed"), "bert-outputs.nsp_seed", 1)
     if len(sentences) < 3:
         st.info(t("bert_outputs.nsp_need_three"))
     else:
         pairs = nsp_pairs(sentences, seed=int(seed))
-        lesson.table([{"A": p["a"], "B": p["b"], t("bert_outputs.label"): p["label"]} for p in pairs],
-                     hide_index=True, width="stretch")
+        lesson.table(
+            [{"A": p["a"], "B": p["b"], t("bert_outputs.label"): p["label"]} for p in pairs],
+            hide_index=True,
+            width="stretch",
+        )
         st.caption(t("bert_outputs.nsp_count", n=sum(p["label"] == "IsNext" for p in pairs), total=len(pairs)))
     if "nsp" not in bundle.heads:
         st.info(t("bert_outputs.no_nsp_head"))
         st.code("bert-base-uncased", language=None)
         return
     pairs = [tuple(x.strip() for x in line.split("|", 1)) for line in t("bert_outputs.nsp_examples").splitlines()]
-    picked = _pick("bert-outputs.nsp_pick", [f"{a}  ⟶  {b}" for a, b in pairs], ["bert-outputs.nsp_a", "bert-outputs.nsp_b"],
-                   pairs)
+    picked = _pick(
+        "bert-outputs.nsp_pick", [f"{a}  ⟶  {b}" for a, b in pairs], ["bert-outputs.nsp_a", "bert-outputs.nsp_b"], pairs
+    )
     a = _example_box("bert-outputs.nsp_a", "bert_outputs.nsp_a_label", picked[0])
     b = _example_box("bert-outputs.nsp_b", "bert_outputs.nsp_b_label", picked[1])
     if a is None or b is None:
@@ -249,11 +289,19 @@ def heads():
     figures.show(fig, key="bert-outputs.heads", data=enc.table(), filename="task-heads")
     p = task_head_params(bundle.hidden_size, n_classes=3, n_tags=9)
     cols = st.columns(3)
-    cols[0].metric(t("bert_outputs.head_classification"), f"{p['classification']:,}",
-                   help=t("bert_outputs.head_cls_help", h=bundle.hidden_size))
-    cols[1].metric(t("bert_outputs.head_labeling"), f"{p['labeling']:,}",
-                   help=t("bert_outputs.head_tag_help", h=bundle.hidden_size))
-    cols[2].metric(t("bert_outputs.head_qa"), f"{p['span_qa']:,}", help=t("bert_outputs.head_qa_help", h=bundle.hidden_size))
+    cols[0].metric(
+        t("bert_outputs.head_classification"),
+        f"{p['classification']:,}",
+        help=t("bert_outputs.head_cls_help", h=bundle.hidden_size),
+    )
+    cols[1].metric(
+        t("bert_outputs.head_labeling"),
+        f"{p['labeling']:,}",
+        help=t("bert_outputs.head_tag_help", h=bundle.hidden_size),
+    )
+    cols[2].metric(
+        t("bert_outputs.head_qa"), f"{p['span_qa']:,}", help=t("bert_outputs.head_qa_help", h=bundle.hidden_size)
+    )
 
 
 @page.widget("sentiment")
@@ -265,39 +313,74 @@ def sentiment_widget():
     bundle = current_bundle(show_notice=False)
     lang = state.lang()
     posts = load_posts(posts_file(lang))
-    rate = unk_rate(bundle.tokenizer, [p["text"] for p in posts["train"]] +
-                    [p["text"] for d in posts["days"] for p in d["posts"]])
+    rate = unk_rate(
+        bundle.tokenizer, [p["text"] for p in posts["train"]] + [p["text"] for d in posts["days"] for p in d["posts"]]
+    )
     if rate > MAX_UNK:
-        st.warning(t("bert_outputs.sent_unreadable", name=safe_name(bundle), rate=f"{rate:.0%}",
-                     limit=f"{MAX_UNK:.0%}"))
+        st.warning(
+            t("bert_outputs.sent_unreadable", name=safe_name(bundle), rate=f"{rate:.0%}", limit=f"{MAX_UNK:.0%}")
+        )
         return
     with st.spinner(t("bert_outputs.sent_fitting")):
         scorer, result = sentiment(current_source(), lang)
     labels = {k: t(f"bert_outputs.sent_{k}") for k in ("positive", "neutral", "negative")}
     cols = st.columns(3)
-    cols[0].metric(t("bert_outputs.sent_accuracy"), f"{result.accuracy:.1%}",
-                   help=t("bert_outputs.sent_accuracy_help", n=len(result.posts)))
+    cols[0].metric(
+        t("bert_outputs.sent_accuracy"),
+        f"{result.accuracy:.1%}",
+        help=t("bert_outputs.sent_accuracy_help", n=len(result.posts)),
+    )
     cols[1].metric(t("bert_outputs.sent_train"), result.n_train)
     cols[2].metric(t("bert_outputs.sent_corr"), f"{result.correlation:.2f}")
     st.caption(t("bert_outputs.sent_model", name=safe_name(bundle)))
     day = {d["date"]: t("bert_outputs.day_label", n=i + 1) for i, d in enumerate(result.days)}
-    names = dict(labels, factor_model=t("bert_outputs.sent_factor_model"), factor_human=t("bert_outputs.sent_factor_human"),
-                 posts=t("bert_outputs.sent_posts"), factor=t("bert_outputs.sent_factor"))
-    fig = factor_figure([dict(d, date=day[d["date"]]) for d in result.days], labels={**names, "title": t("bert_outputs.sent_title")})
+    names = dict(
+        labels,
+        factor_model=t("bert_outputs.sent_factor_model"),
+        factor_human=t("bert_outputs.sent_factor_human"),
+        posts=t("bert_outputs.sent_posts"),
+        factor=t("bert_outputs.sent_factor"),
+    )
+    fig = factor_figure(
+        [dict(d, date=day[d["date"]]) for d in result.days], labels={**names, "title": t("bert_outputs.sent_title")}
+    )
     figures.show(fig, key="bert-outputs.factor", data=result.days, filename="sentiment-factor")
-    fig = confusion_figure(result.confusion, [labels[k] for k in ("positive", "neutral", "negative")], labels={"title": t("bert_outputs.sent_confusion"), "x": t("bert_outputs.sent_predicted"), "y": t("bert_outputs.sent_human"), "value": t("bert_outputs.sent_posts")})
+    fig = confusion_figure(
+        result.confusion,
+        [labels[k] for k in ("positive", "neutral", "negative")],
+        labels={
+            "title": t("bert_outputs.sent_confusion"),
+            "x": t("bert_outputs.sent_predicted"),
+            "y": t("bert_outputs.sent_human"),
+            "value": t("bert_outputs.sent_posts"),
+        },
+    )
     figures.show(fig, key="bert-outputs.confusion", data=result.posts, filename="sentiment-posts")
     with lesson.advanced(t("bert_outputs.sent_all_posts")):
-        lesson.table([{t("bert_outputs.sent_day"): day[p["date"]], t("bert_outputs.sent_post"): p["text"],
-                       t("bert_outputs.sent_human"): labels[p["human"]],
-                       t("bert_outputs.sent_predicted"): labels[p["predicted"]]} for p in result.posts],
-                     hide_index=True, width="stretch")
+        lesson.table(
+            [
+                {
+                    t("bert_outputs.sent_day"): day[p["date"]],
+                    t("bert_outputs.sent_post"): p["text"],
+                    t("bert_outputs.sent_human"): labels[p["human"]],
+                    t("bert_outputs.sent_predicted"): labels[p["predicted"]],
+                }
+                for p in result.posts
+            ],
+            hide_index=True,
+            width="stretch",
+        )
     post = _text("bert-outputs.own_post", "bert_outputs.own_label", "bert_outputs.own_default")
     if post is None:
         return
     _sentence_capped(bundle, [post])
     s = score_posts(scorer, [post])
-    fig = probs_figure([labels[k] for k in ("positive", "neutral", "negative")], s.probs[0].tolist(), colours=[SENTIMENT_COLOURS[k] for k in ("positive", "neutral", "negative")], labels={"title": t("bert_outputs.own_title", label=labels[s.predicted[0]])})
+    fig = probs_figure(
+        [labels[k] for k in ("positive", "neutral", "negative")],
+        s.probs[0].tolist(),
+        colours=[SENTIMENT_COLOURS[k] for k in ("positive", "neutral", "negative")],
+        labels={"title": t("bert_outputs.own_title", label=labels[s.predicted[0]])},
+    )
     figures.show(fig, key="bert-outputs.own", data=s.table(), filename="my-post")
 
 

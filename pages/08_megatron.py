@@ -1,4 +1,5 @@
 """Lesson 8: Megatron-BERT and model parallelism (layout and widgets only; core computes)."""
+
 import streamlit as st
 
 from core.figures import megatron as mfig
@@ -22,6 +23,7 @@ def _tex_text(label: str) -> str:
 
 # ---- tensor parallelism, live -----------------------------------------------------------------
 
+
 @page.widget("demo")
 def demo():
     cols = st.columns([2, 1])
@@ -42,12 +44,19 @@ def demo():
 
         show_result(r)
         if "port" in r:
-            st.caption(t("megatron.demo_cleanup", port=r["port"],
-                         free=t("megatron.yes") if r.get("port_free") else t("megatron.no")))
+            st.caption(
+                t(
+                    "megatron.demo_cleanup",
+                    port=r["port"],
+                    free=t("megatron.yes") if r.get("port_free") else t("megatron.no"),
+                )
+            )
         return
     n = r["world_size"]
-    st.success(t("megatron.demo_ok", n=n, backend=r["backend"], s=r["wall_s"],
-                 worst=max(r["max_abs_diff"].values())), icon=":material/check_circle:")
+    st.success(
+        t("megatron.demo_ok", n=n, backend=r["backend"], s=r["wall_s"], worst=max(r["max_abs_diff"].values())),
+        icon=":material/check_circle:",
+    )
     m = st.columns(4)
     m[0].metric(t("megatron.m_forward"), r["all_reduces"]["forward"])
     m[1].metric(t("megatron.m_backward"), r["all_reduces"]["backward"])
@@ -63,73 +72,150 @@ def demo():
     jcols = st.columns(2)
     for col, site in zip(jcols, ("attention.g", "mlp.g")):
         with col:
-            figures.show(mfig.joins_figure(r["joins"], site, labels={**megatron_labels("rank", "reduced"), "title": t(f"megatron.join_{site.split('.')[0]}")}),
-                         key=f"megatron.join.{site}", filename=f"partials-{site}")
+            figures.show(
+                mfig.joins_figure(
+                    r["joins"],
+                    site,
+                    labels={**megatron_labels("rank", "reduced"), "title": t(f"megatron.join_{site.split('.')[0]}")},
+                ),
+                key=f"megatron.join.{site}",
+                filename=f"partials-{site}",
+            )
     st.caption(t("megatron.joins_caption"))
 
     st.subheader(t("megatron.log_title"), anchor=False)
-    tables.show([{"step": i + 1, "op": c["op"], "operator": c["operator"],
-                  "direction": t(f"megatron.dir_{c['direction']}"), "site": c["site"], "shape": str(c["shape"]),
-                  "bytes": c["bytes"], "skipped": t("megatron.yes") if c["skipped"] else ""}
-                 for i, c in enumerate(r["collectives"])], values={"op": {"all_reduce": "all-reduce"}})
+    tables.show(
+        [
+            {
+                "step": i + 1,
+                "op": c["op"],
+                "operator": c["operator"],
+                "direction": t(f"megatron.dir_{c['direction']}"),
+                "site": c["site"],
+                "shape": str(c["shape"]),
+                "bytes": c["bytes"],
+                "skipped": t("megatron.yes") if c["skipped"] else "",
+            }
+            for i, c in enumerate(r["collectives"])
+        ],
+        values={"op": {"all_reduce": "all-reduce"}},
+    )
     if n == 1:
         st.caption(t("megatron.log_one_rank"))
 
     st.subheader(t("megatron.check_title"), anchor=False)
-    figures.show(mfig.diff_figure(r["max_abs_diff"], r["tolerance"], labels={"tolerance": t("megatron.fig_tolerance"), "x": t("megatron.fig_diff_x")}),
-                 key="megatron.diffs", filename="parallel-vs-unsharded",
-                 data=[{"tensor": k, "max_abs_diff": v} for k, v in r["max_abs_diff"].items()])
+    figures.show(
+        mfig.diff_figure(
+            r["max_abs_diff"],
+            r["tolerance"],
+            labels={"tolerance": t("megatron.fig_tolerance"), "x": t("megatron.fig_diff_x")},
+        ),
+        key="megatron.diffs",
+        filename="parallel-vs-unsharded",
+        data=[{"tensor": k, "max_abs_diff": v} for k, v in r["max_abs_diff"].items()],
+    )
     e = r["embedding"]
-    st.caption(t("megatron.embedding_check", ranges=", ".join(f"{a}–{b - 1}" for a, b in e["vocab_ranges"]),
-                 tokens=", ".join(map(str, e["tokens_per_rank"])),
-                 diff=max(e["max_abs_diff"].values())))
+    st.caption(
+        t(
+            "megatron.embedding_check",
+            ranges=", ".join(f"{a}–{b - 1}" for a, b in e["vocab_ranges"]),
+            tokens=", ".join(map(str, e["tokens_per_rank"])),
+            diff=max(e["max_abs_diff"].values()),
+        )
+    )
 
 
 # ---- pipeline ---------------------------------------------------------------------------------
+
 
 @page.widget("pipeline")
 def pipeline():
     c = st.columns(4)
     kinds = {k: t(f"megatron.sched_{k}") for k in SCHEDULE.choices}
-    kind = c[0].selectbox(t("megatron.schedule"), list(kinds), index=list(kinds).index(SCHEDULE.default),
-                          key="megatron.schedule", format_func=kinds.get)
+    kind = c[0].selectbox(
+        t("megatron.schedule"),
+        list(kinds),
+        index=list(kinds).index(SCHEDULE.default),
+        key="megatron.schedule",
+        format_func=kinds.get,
+    )
     p = c[1].slider("p", STAGES.minimum, STAGES.maximum, STAGES.default, key="megatron.p", help=t("megatron.p_help"))
-    m = c[2].slider("m", MICROBATCHES.minimum, MICROBATCHES.maximum, MICROBATCHES.default, key="megatron.m",
-                    help=t("megatron.m_help"))
-    v = c[3].slider("v", CHUNKS.minimum, CHUNKS.maximum, CHUNKS.default, key="megatron.v", help=t("megatron.v_help"),
-                    disabled=kind != "interleaved")
+    m = c[2].slider(
+        "m",
+        MICROBATCHES.minimum,
+        MICROBATCHES.maximum,
+        MICROBATCHES.default,
+        key="megatron.m",
+        help=t("megatron.m_help"),
+    )
+    v = c[3].slider(
+        "v",
+        CHUNKS.minimum,
+        CHUNKS.maximum,
+        CHUNKS.default,
+        key="megatron.v",
+        help=t("megatron.v_help"),
+        disabled=kind != "interleaved",
+    )
     widgets.draw("pipeline-schedule", "megatron.timeline", schedule=kind, stages=p, microbatches=m, chunks=v)
 
 
 # ---- data parallel and ZeRO -------------------------------------------------------------------
 
+
 @page.widget("zero")
 def zero():
     c = st.columns(3)
-    billions = c[0].number_input(t("megatron.zero_params"), 0.001, 10_000.0, 7.5, step=0.5,
-                                 key="megatron.zero_params")
-    dp = c[1].select_slider("N_d", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], 64,
-                            key="megatron.zero_dp", help=t("megatron.nd_help"))
-    stage = c[2].radio(t("megatron.zero_stage"), [0, 1, 2, 3], index=3, horizontal=True,
-                       key="megatron.zero_stage")
+    billions = c[0].number_input(t("megatron.zero_params"), 0.001, 10_000.0, 7.5, step=0.5, key="megatron.zero_params")
+    dp = c[1].select_slider(
+        "N_d", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], 64, key="megatron.zero_dp", help=t("megatron.nd_help")
+    )
+    stage = c[2].radio(t("megatron.zero_stage"), [0, 1, 2, 3], index=3, horizontal=True, key="megatron.zero_stage")
     rows = [calc.zero_memory(billions * 1e9, dp, s) for s in range(4)]
-    figures.show(mfig.zero_figure(rows, stage, labels={**megatron_labels("parameters_fp16", "gradients_fp16", "optimizer_states"),
-                                          **{f"stage{s}": t(f"megatron.stage{s}") for s in range(4)},
-                                          "y": t("megatron.fig_gb_per_device"), "title": t("megatron.zero_title", b=billions, nd=dp)}),
-                 key="megatron.zero", filename="zero-memory",
-                 data=[{"stage": r["inputs"]["zero_stage"], "formula": r["formula"],
-                        "gb_per_device": r["gb_per_device"], **r["breakdown_bytes"]} for r in rows])
+    figures.show(
+        mfig.zero_figure(
+            rows,
+            stage,
+            labels={
+                **megatron_labels("parameters_fp16", "gradients_fp16", "optimizer_states"),
+                **{f"stage{s}": t(f"megatron.stage{s}") for s in range(4)},
+                "y": t("megatron.fig_gb_per_device"),
+                "title": t("megatron.zero_title", b=billions, nd=dp),
+            },
+        ),
+        key="megatron.zero",
+        filename="zero-memory",
+        data=[
+            {
+                "stage": r["inputs"]["zero_stage"],
+                "formula": r["formula"],
+                "gb_per_device": r["gb_per_device"],
+                **r["breakdown_bytes"],
+            }
+            for r in rows
+        ],
+    )
     st.latex(fm.latex(fm.ZERO[stage], lhs=_tex_text(t("megatron.lhs_bytes"))))
     st.caption(t("megatron.zero_caption", gb=rows[stage]["gb_per_device"]))
     shown = min(dp, 8)
     holdings = [h for h in calc.zero_holdings(dp, stage) if h["device"] < shown]
-    figures.show(mfig.holdings_figure(holdings, labels={**megatron_labels("device", "parameters_fp16", "gradients_fp16",
-                                                        "optimizer_states"),
-                                              "x": t("megatron.fig_share"), "title": t("megatron.holdings_title", shown=shown, nd=dp)}),
-                 key="megatron.holdings", filename="zero-holdings", data=holdings)
+    figures.show(
+        mfig.holdings_figure(
+            holdings,
+            labels={
+                **megatron_labels("device", "parameters_fp16", "gradients_fp16", "optimizer_states"),
+                "x": t("megatron.fig_share"),
+                "title": t("megatron.holdings_title", shown=shown, nd=dp),
+            },
+        ),
+        key="megatron.holdings",
+        filename="zero-holdings",
+        data=holdings,
+    )
 
 
 # ---- calculators ------------------------------------------------------------------------------
+
 
 @page.widget("calculators")
 def calculators():
@@ -145,10 +231,17 @@ def calculators():
         r = calc.params(l_, h_, V_, s_)
         st.metric(t("megatron.params_result"), f"{r['params'] / 1e9:,.2f} B")
         st.caption(t("megatron.table1_caption"))
-        tables.show([{**dict(zip(story.NARAYANAN_TABLE1_COLUMNS, row)),
-                      "eq2_params_b": round(calc.params(row[3], row[2], story.NARAYANAN_VOCAB,
-                                                        story.NARAYANAN_SEQ)["params"] / 1e9, 2)}
-                     for row in story.NARAYANAN_TABLE1])
+        tables.show(
+            [
+                {
+                    **dict(zip(story.NARAYANAN_TABLE1_COLUMNS, row)),
+                    "eq2_params_b": round(
+                        calc.params(row[3], row[2], story.NARAYANAN_VOCAB, story.NARAYANAN_SEQ)["params"] / 1e9, 2
+                    ),
+                }
+                for row in story.NARAYANAN_TABLE1
+            ]
+        )
     with tabs[1]:
         st.latex(fm.latex(fm.FLOPS) + r"\qquad " + fm.latex(fm.TRAINING_SECONDS, lhs=_tex_text(t("megatron.lhs_time"))))
         st.caption(t("megatron.cite_eq34"))
@@ -181,21 +274,49 @@ def calculators():
         configs = [("none", False), ("none", True), ("selective", False), ("selective", True), ("full", False)]
         results = [calc.activations(s_, b_, h_, a_, L_, t_, sp, rc) for rc, sp in configs]
         names = [t(f"megatron.act_{rc}{'_sp' if sp else ''}") for rc, sp in configs]
-        figures.show(mfig.activations_figure(results, names, labels={"title": t("megatron.act_title", t_=t_), "y": t("megatron.fig_act_gb")}),
-                     key="megatron.activations", filename="activation-memory",
-                     data=[{"setting": n, "formula": r["formula"], "bytes_per_layer": r["bytes_per_layer"],
-                            "gb_total": r["gb_total"]} for n, r in zip(names, results)])
+        figures.show(
+            mfig.activations_figure(
+                results, names, labels={"title": t("megatron.act_title", t_=t_), "y": t("megatron.fig_act_gb")}
+            ),
+            key="megatron.activations",
+            filename="activation-memory",
+            data=[
+                {
+                    "setting": n,
+                    "formula": r["formula"],
+                    "bytes_per_layer": r["bytes_per_layer"],
+                    "gb_total": r["gb_total"],
+                }
+                for n, r in zip(names, results)
+            ],
+        )
         st.caption(t("megatron.act_caption"))
 
 
 # ---- the Megatron-BERT story ------------------------------------------------------------------
 
+
 @page.widget("bert")
 def bert():
     rows = story.bert_table()
-    tables.show([{**r, "params_eq2": f"{r['params_eq2'] / 1e9:.3f}", "params_exact": f"{r['params_exact'] / 1e9:.3f}"}
-                 for r in rows], ["model", "params_paper", "layers", "hidden", "heads", "head_dim", "gpus",
-                                  "params_eq2", "params_exact", "heldout_ppl"])
+    tables.show(
+        [
+            {**r, "params_eq2": f"{r['params_eq2'] / 1e9:.3f}", "params_exact": f"{r['params_exact'] / 1e9:.3f}"}
+            for r in rows
+        ],
+        [
+            "model",
+            "params_paper",
+            "layers",
+            "hidden",
+            "heads",
+            "head_dim",
+            "gpus",
+            "params_eq2",
+            "params_exact",
+            "heldout_ppl",
+        ],
+    )
     st.caption(t("megatron.table4_caption"))
     table = story.results_table()
     tables.show(table)
@@ -204,17 +325,31 @@ def bert():
     tasks = {c: t(f"megatron.task_{c}") for c in columns}
     col = st.selectbox(t("megatron.task"), columns, index=4, key="megatron.task", format_func=tasks.get)
     params = {r["model"]: r["params_exact"] for r in rows}
-    figures.show(mfig.bert_results_figure(table, col, params, labels={"title": t(f"megatron.task_{col}"), "x": t("megatron.fig_params_b")}),
-                 key="megatron.results", filename=f"megatron-bert-{col}",
-                 data=[{"model": r["model"], col: r[col]} for r in table])
+    figures.show(
+        mfig.bert_results_figure(
+            table, col, params, labels={"title": t(f"megatron.task_{col}"), "x": t("megatron.fig_params_b")}
+        ),
+        key="megatron.results",
+        filename=f"megatron-bert-{col}",
+        data=[{"model": r["model"], col: r[col]} for r in table],
+    )
 
 
 @page.widget("ln-order")
 def ln_order():
-    figures.show(mfig.layer_order_figure(labels={"attn": t("megatron.fig_attn"), "ln": t("megatron.fig_ln"),
-                                                 "mlp": "MLP", "post": t("megatron.fig_post"),
-                                                 "pre": t("megatron.fig_pre")}),
-                 key="megatron.order", filename="layer-norm-order")
+    figures.show(
+        mfig.layer_order_figure(
+            labels={
+                "attn": t("megatron.fig_attn"),
+                "ln": t("megatron.fig_ln"),
+                "mlp": "MLP",
+                "post": t("megatron.fig_post"),
+                "pre": t("megatron.fig_pre"),
+            }
+        ),
+        key="megatron.order",
+        filename="layer-norm-order",
+    )
     with lesson.advanced():
         c = st.columns(3)
         layers = c[0].slider(t("megatron.ln_layers"), 2, 24, 12, key="megatron.ln_layers")
@@ -227,15 +362,34 @@ def ln_order():
         st.info(t("megatron.ln_hint"))
         return
     cfg = r["config"]
-    figures.show(mfig.ln_curves_figure(r, labels={**megatron_labels("post_ln", "pre_ln", "chance"), "x": t("megatron.fig_step"),
-                                               "y": t("megatron.fig_loss"), "title": t("megatron.ln_title", layers=cfg["layers"], lr=cfg["lr"])}),
-                 key="megatron.ln_curves", filename="pre-vs-post-ln",
-                 data=[{"step": i + 1, "post_ln": a, "pre_ln": b}
-                       for i, (a, b) in enumerate(zip(r["curves"]["post_ln"], r["curves"]["pre_ln"]))])
+    figures.show(
+        mfig.ln_curves_figure(
+            r,
+            labels={
+                **megatron_labels("post_ln", "pre_ln", "chance"),
+                "x": t("megatron.fig_step"),
+                "y": t("megatron.fig_loss"),
+                "title": t("megatron.ln_title", layers=cfg["layers"], lr=cfg["lr"]),
+            },
+        ),
+        key="megatron.ln_curves",
+        filename="pre-vs-post-ln",
+        data=[
+            {"step": i + 1, "post_ln": a, "pre_ln": b}
+            for i, (a, b) in enumerate(zip(r["curves"]["post_ln"], r["curves"]["pre_ln"]))
+        ],
+    )
     fin = r["final_loss"]
-    fmt = lambda v: "—" if v is None else f"{v:.3f}"   # noqa: E731
-    st.caption(t("megatron.ln_caption", post=fmt(fin["post_ln"]), pre=fmt(fin["pre_ln"]),
-                 chance=r["chance_loss"], s=r["seconds"]))
+    fmt = lambda v: "—" if v is None else f"{v:.3f}"  # noqa: E731
+    st.caption(
+        t(
+            "megatron.ln_caption",
+            post=fmt(fin["post_ln"]),
+            pre=fmt(fin["pre_ln"]),
+            chance=r["chance_loss"],
+            s=r["seconds"],
+        )
+    )
     # the verdict is read off this run, not assumed: a shallow stack may well favour post-LN
     if fin["post_ln"] is None or (fin["pre_ln"] is not None and fin["pre_ln"] < fin["post_ln"]):
         st.info(t("megatron.ln_verdict_pre"))
@@ -246,10 +400,21 @@ def ln_order():
 @page.widget("scaling")
 def scaling():
     rows = story.scaling_table()
-    figures.show(mfig.scaling_figure(rows, labels={"title": t("megatron.scaling_title"), "model_parallel": t("megatron.model_parallel"),
-                                             "model_data_parallel": t("megatron.model_data_parallel"),
-                                             "x": "GPUs", "y": t("megatron.fig_efficiency")}),
-                 key="megatron.scaling", filename="megatron-weak-scaling", data=rows)
+    figures.show(
+        mfig.scaling_figure(
+            rows,
+            labels={
+                "title": t("megatron.scaling_title"),
+                "model_parallel": t("megatron.model_parallel"),
+                "model_data_parallel": t("megatron.model_data_parallel"),
+                "x": "GPUs",
+                "y": t("megatron.fig_efficiency"),
+            },
+        ),
+        key="megatron.scaling",
+        filename="megatron-weak-scaling",
+        data=rows,
+    )
     c = st.columns(3)
     c[0].metric(t("megatron.sustained"), f"{story.SUSTAINED_PFLOPS} PFLOP/s")
     c[1].metric(t("megatron.baseline"), f"{story.BASELINE_TFLOPS:.0f} TFLOP/s")

@@ -1,4 +1,5 @@
 """AppTest helpers: run one lesson (its page script, or the generic page) in a given language."""
+
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
@@ -14,8 +15,14 @@ def _generic(lesson_id: str) -> None:  # runs as its own script inside AppTest
     render_lesson(lesson_id)
 
 
-def lesson_app(lesson_id: str, lang: str = "en", present: bool = False, step: int | None = None,
-               timeout: float = TIMEOUT, print_view: bool = False) -> AppTest:
+def lesson_app(
+    lesson_id: str,
+    lang: str = "en",
+    present: bool = False,
+    step: int | None = None,
+    timeout: float = TIMEOUT,
+    print_view: bool = False,
+) -> AppTest:
     """An AppTest for one lesson, not yet run. Query parameters set language, mode and step."""
     lesson = load_catalog().get(lesson_id)
     assert lesson is not None, f"no lesson {lesson_id!r}"
@@ -42,8 +49,20 @@ def run_lesson(lesson_id: str, lang: str = "en", **kwargs) -> AppTest:
 def texts(at: AppTest) -> str:
     """All visible text of a run, for 'is it on the page' checks."""
     parts = []
-    for kind in ("title", "header", "subheader", "markdown", "caption", "text", "info", "warning",
-                 "error", "success", "code", "metric"):
+    for kind in (
+        "title",
+        "header",
+        "subheader",
+        "markdown",
+        "caption",
+        "text",
+        "info",
+        "warning",
+        "error",
+        "success",
+        "code",
+        "metric",
+    ):
         for el in getattr(at, kind, []):
             value = getattr(el, "value", None)
             if value is None:

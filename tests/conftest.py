@@ -1,4 +1,5 @@
 """Shared test settings: offline, quiet, deterministic."""
+
 import os
 
 # Nothing may reach a model hub; the embedded model and tiny local models are enough.

@@ -3,6 +3,7 @@
 References: torch's own ``scaled_dot_product_attention`` and ``nn.MultiheadAttention`` (copied
 weights), the model's own ``output_attentions`` and hooked intermediate tensors, float64 loops.
 """
+
 from __future__ import annotations
 
 import base64
@@ -36,15 +37,30 @@ def tiny(bundle):
     from core.bert import BertBundle
 
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=bundle.tokenizer.vocab_size, hidden_size=16, num_hidden_layers=2,
-                     num_attention_heads=4, intermediate_size=32, max_position_embeddings=160,
-                     attn_implementation="eager")
+    cfg = BertConfig(
+        vocab_size=bundle.tokenizer.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=32,
+        max_position_embeddings=160,
+        attn_implementation="eager",
+    )
     model = BertModel(cfg).eval()
-    return BertBundle(name="tiny", source="tiny", tokenizer=bundle.tokenizer, model=model,
-                      heads=frozenset(), notice=None, notice_code=None, device=torch.device("cpu"))
+    return BertBundle(
+        name="tiny",
+        source="tiny",
+        tokenizer=bundle.tokenizer,
+        model=model,
+        heads=frozenset(),
+        notice=None,
+        notice_code=None,
+        device=torch.device("cpu"),
+    )
 
 
 # ---------------------------------------------------------------- from scratch
+
 
 @pytest.mark.parametrize("scale", [True, False])
 @pytest.mark.parametrize("masked", [False, True])
@@ -58,8 +74,7 @@ def test_sdpa_matches_torch(scale, masked):
         mask = torch.rand(2, 3, 5, 7, generator=g) > 0.4
         mask[..., 0] = True  # every query may attend somewhere
     out, w = A.scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)
-    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                                           scale=None if scale else 1.0)
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=None if scale else 1.0)
     torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-6)
     # weights against a float64 hand computation
     s = (q.double() @ k.double().transpose(-2, -1)) / (math.sqrt(8) if scale else 1.0)
@@ -96,8 +111,7 @@ def test_multihead_matches_torch(masked):
         mask[:, 0] = True
     out, w = ours(x, mem, mem, mask=mask)
     # torch's nn.MultiheadAttention takes the opposite convention: True = may NOT attend.
-    ref_out, ref_w = ref(x, mem, mem, attn_mask=None if mask is None else ~mask,
-                         average_attn_weights=False)
+    ref_out, ref_w = ref(x, mem, mem, attn_mask=None if mask is None else ~mask, average_attn_weights=False)
     torch.testing.assert_close(out, ref_out, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(w, ref_w, rtol=1e-5, atol=1e-6)
     assert w.shape == (B, h, T, S)
@@ -111,13 +125,14 @@ def test_multihead_parts_concat_and_projection():
     assert p.heads.shape == (1, 3, 4, 4) and p.concat.shape == (1, 4, 12)
     # the concatenation puts head i in columns i*d_k:(i+1)*d_k
     for i in range(3):
-        torch.testing.assert_close(p.concat[0, :, 4 * i:4 * (i + 1)], p.heads[0, i])
+        torch.testing.assert_close(p.concat[0, :, 4 * i : 4 * (i + 1)], p.heads[0, i])
     torch.testing.assert_close(p.output, p.concat @ mha.W_o.weight.T + mha.W_o.bias)
     with pytest.raises(ValueError):
         A.MultiHeadAttention(10, 3)
 
 
 # ---------------------------------------------------------------- glass box on real models
+
 
 def _self_attention_context(bundle, enc, layer):
     """The model's own per-head outputs (context layer), captured with a hook: (T, d_model)."""
@@ -145,7 +160,7 @@ def test_explain_head_equals_reported_attentions(which, request):
             assert np.abs(e.weights - e.reported).max() <= 1e-5
             worst = max(worst, e.max_abs_diff)
             d = e.d_k
-            np.testing.assert_allclose(e.output, ctx[:, head * d:(head + 1) * d], atol=1e-5)
+            np.testing.assert_allclose(e.output, ctx[:, head * d : (head + 1) * d], atol=1e-5)
     assert worst <= 1e-5
 
 
@@ -194,18 +209,19 @@ def test_concat_projection_matches_model(which, request):
     assert p.W_O_shape == (b.hidden_size, b.hidden_size)
     assert p.max_abs_diff <= 1e-5
     for i in range(p.num_heads):
-        np.testing.assert_array_equal(p.concat[:, i * p.d_k:(i + 1) * p.d_k], p.heads[i])
+        np.testing.assert_array_equal(p.concat[:, i * p.d_k : (i + 1) * p.d_k], p.heads[i])
     shapes = p.shapes()
     assert shapes[-3] == {"step": "W_O", "rows": b.hidden_size, "cols": b.hidden_size}
 
 
 # ---------------------------------------------------------------- input handling
 
+
 def test_encode_pairs_caps_and_bad_input(bundle):
     enc = A.encode(bundle, SENT, "It was tired.")
     assert enc.sentence_b_start == enc.tokens.index("[SEP]") + 1
     assert enc.special["sep"] == [enc.sentence_b_start - 1, enc.n_tokens - 1]
-    assert set(enc.token_type_ids[enc.sentence_b_start:]) == {1}
+    assert set(enc.token_type_ids[enc.sentence_b_start :]) == {1}
 
     long = A.encode(bundle, "word " * 5000, max_tokens=40)
     assert long.n_tokens == 40 and "tokens_capped" in long.notices and long.n_tokens_full > 40
@@ -217,8 +233,14 @@ def test_encode_pairs_caps_and_bad_input(bundle):
     empty = A.encode(bundle, "   \u200b ")
     assert empty.empty and empty.tokens == ["[CLS]", "[SEP]"]
     assert "invisible_removed" in empty.notices
-    for text in ["😀🎉 emoji", "自注意力機制", "שלום עולם مرحبا", "<script>alert(1)</script>",
-                 "<img src=x onerror=alert(1)>", "a\u200bb\u202ec"]:
+    for text in [
+        "😀🎉 emoji",
+        "自注意力機制",
+        "שלום עולם مرحبا",
+        "<script>alert(1)</script>",
+        "<img src=x onerror=alert(1)>",
+        "a\u200bb\u202ec",
+    ]:
         enc = A.encode(bundle, text)
         assert enc.attentions.shape[2] == enc.n_tokens
         np.testing.assert_allclose(enc.attentions.sum(-1), 1.0, atol=1e-5)
@@ -260,6 +282,7 @@ def test_derived_results_are_computed_once_per_encoding(bundle):
 
 
 # ---------------------------------------------------------------- summaries, tags, rollout
+
 
 def _summaries_by_hand(att, cls, seps):
     L, H, T, _ = att.shape
@@ -339,6 +362,7 @@ def test_scaling_study_follows_footnote_4():
 
 # ---------------------------------------------------------------- bertviz views
 
+
 def _payload(doc):
     m = re.search(r'<script type="application/json" id="attnlab-payload">(.*?)</script>', doc, re.S)
     return json.loads(m.group(1))
@@ -368,8 +392,11 @@ def test_bertviz_view_offline_small_and_exact(bundle, kind):
     got = np.frombuffer(base64.b64decode(p["attn"]), dtype=np.uint8).reshape(enc.attentions.shape) / 255
     assert np.abs(got - enc.attentions).max() <= 0.5 / 255 + 1e-9
     if kind == "neuron":
-        q = np.frombuffer(base64.b64decode(p["q"]), dtype="<f2").reshape(
-            bundle.num_layers, bundle.num_heads, enc.n_tokens, -1).astype(np.float64)
+        q = (
+            np.frombuffer(base64.b64decode(p["q"]), dtype="<f2")
+            .reshape(bundle.num_layers, bundle.num_heads, enc.n_tokens, -1)
+            .astype(np.float64)
+        )
         e = A.explain_head(bundle, text, 2, 3, "It was tired.", max_tokens=A.MAX_TOKENS_BERTVIZ)
         np.testing.assert_allclose(q[2, 3], e.q, rtol=2e-3, atol=2e-3)
 
@@ -415,6 +442,7 @@ def test_bertviz_bytes_guard_lowers_the_cap(bundle):
 
 # ---------------------------------------------------------------- exports and figures
 
+
 def test_exports_hold_the_same_numbers(bundle):
     enc = A.encode(bundle, SENT, "It was tired.")
     e = A.explain_head(bundle, SENT, 3, 1, "It was tired.")
@@ -454,8 +482,9 @@ def test_figures_show_the_numbers_and_escape_tokens(bundle):
     enc = A.encode(bundle, text)
     grid = F.layer_head_grid(enc, selected=(3, 1))
     assert len(grid.data) == bundle.num_layers * bundle.num_heads
-    np.testing.assert_array_equal(np.asarray(grid.data[3 * bundle.num_heads + 1].z),
-                                  np.rint(enc.attentions[3, 1] * 100).astype(np.uint8))
+    np.testing.assert_array_equal(
+        np.asarray(grid.data[3 * bundle.num_heads + 1].z), np.rint(enc.attentions[3, 1] * 100).astype(np.uint8)
+    )
     assert grid.layout.shapes[0].xref == f"x{3 * bundle.num_heads + 2} domain"
     _, summ = A.summarize(bundle, text)
     tags = F.tag_grid(summ, tag_names={"broad": "BROAD"})

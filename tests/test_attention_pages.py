@@ -1,4 +1,5 @@
 """Lessons 4 and 5 under AppTest: widgets, notices for bad input, the bertviz frame, both languages."""
+
 from __future__ import annotations
 
 import json
@@ -16,11 +17,11 @@ PRONOUN = {"en": "it", "zh-TW": "它"}
 SA, MH = "self-attention", "multi-head"
 
 
-
 def _query_box(at):
     """The query-token picker: its key follows the sentence (ui.lesson.follow_inputs)."""
     (box,) = [b for b in at.selectbox if b.key and b.key.startswith(f"{SA}.query.")]
     return box
+
 
 def _default_bundle():
     from core.bert import load
@@ -118,8 +119,9 @@ def test_scaling_toggle_shows_saturation():
     from core import attention as A
 
     i = _query_box(at).value
-    e = A.explain_head(_default_bundle(), CLASSIC, at.selectbox(key=f"{SA}.layer").value,
-                       at.selectbox(key=f"{SA}.head").value)
+    e = A.explain_head(
+        _default_bundle(), CLASSIC, at.selectbox(key=f"{SA}.layer").value, at.selectbox(key=f"{SA}.head").value
+    )
     assert unscaled > scaled and at.metric[0].value == f"{e.weights_unscaled[i].max():.3f}"
     assert any("what-if" in w.value for w in at.warning)
     steps = _chart_json(at, 1)
@@ -138,12 +140,15 @@ def test_presets_and_pickers_change_the_numbers():
     assert "head 2" in _chart_json(at, 4)["layout"]["title"]["text"]
 
 
-@pytest.mark.parametrize("text, notice", [
-    ("", "empty"),
-    ("word " * 2000, "first 2000 characters"),
-    ("token " * 300, "first 128 tokens"),
-    ("a\u200bb\u202e", "Invisible characters"),
-])
+@pytest.mark.parametrize(
+    "text, notice",
+    [
+        ("", "empty"),
+        ("word " * 2000, "first 2000 characters"),
+        ("token " * 300, "first 128 tokens"),
+        ("a\u200bb\u202e", "Invisible characters"),
+    ],
+)
 def test_bad_input_gives_a_notice(text, notice):
     at = run_lesson(SA, "en")
     at.text_area(key=f"{SA}.text").set_value(text).run()
@@ -152,8 +157,16 @@ def test_bad_input_gives_a_notice(text, notice):
     assert notice in "\n".join(x.value for x in list(at.info) + list(at.warning))
 
 
-@pytest.mark.parametrize("text", ["😀🎉 emoji 🤖", "這隻動物沒有過馬路，因為牠太累了。", "שלום עולם مرحبا بالعالم",
-                                  "<script>alert(1)</script>", "<img src=x onerror=alert(1)>"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "😀🎉 emoji 🤖",
+        "這隻動物沒有過馬路，因為牠太累了。",
+        "שלום עולם مرحبا بالعالم",
+        "<script>alert(1)</script>",
+        "<img src=x onerror=alert(1)>",
+    ],
+)
 def test_odd_text_renders(text):
     at = run_lesson(SA, "en")
     at.text_area(key=f"{SA}.text").set_value(text).run()
@@ -217,8 +230,10 @@ def test_multi_head_caps_bertviz_at_64_tokens():
     assert m and int(m.group(1)) == 64
 
 
-@pytest.mark.parametrize("text, notice", [("", "empty"), ("word " * 2000, "first 2000 characters"),
-                                          ("<img src=x onerror=alert(1)> 😀 שלום 自注意力", None)])
+@pytest.mark.parametrize(
+    "text, notice",
+    [("", "empty"), ("word " * 2000, "first 2000 characters"), ("<img src=x onerror=alert(1)> 😀 שלום 自注意力", None)],
+)
 def test_multi_head_bad_input(text, notice):
     at = _bertviz_on(run_lesson(MH, "en"))
     at.text_area(key=f"{MH}.text").set_value(text).run()
@@ -246,8 +261,9 @@ def _caption_app():
 
     from ui import attention as ua
 
-    ua.model_caption(SimpleNamespace(name="**x**[a](b) :red[y] $z$ <b>w</b>", num_layers=2, num_heads=4,
-                                     hidden_size=64))
+    ua.model_caption(
+        SimpleNamespace(name="**x**[a](b) :red[y] $z$ <b>w</b>", num_layers=2, num_heads=4, hidden_size=64)
+    )
 
 
 def test_model_folder_name_is_shown_as_plain_text():
@@ -272,9 +288,9 @@ def _move_section_first(path, anchor: str) -> None:
     lines = path.read_text(encoding="utf-8").split("\n")
     starts = [i for i, line in enumerate(lines) if line.startswith("## ")] + [len(lines)]
     k = next(n for n, i in enumerate(starts[:-1]) if lines[i].rstrip().endswith("{#" + anchor + "}"))
-    section = lines[starts[k]:starts[k + 1]]
-    rest = lines[:starts[k]] + lines[starts[k + 1]:]
-    path.write_text("\n".join(rest[:starts[0]] + section + rest[starts[0]:]), encoding="utf-8")
+    section = lines[starts[k] : starts[k + 1]]
+    rest = lines[: starts[k]] + lines[starts[k + 1] :]
+    path.write_text("\n".join(rest[: starts[0]] + section + rest[starts[0] :]), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")

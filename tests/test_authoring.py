@@ -4,6 +4,7 @@ The test runs every `python -m core.lessons …` line of the walkthrough's bash 
 every ````markdown FILE```` block into the new lesson, in order, in a copy of lessons/. Then the
 lesson must check clean and render in both languages with its widgets and quiz working.
 """
+
 from __future__ import annotations
 
 import os
@@ -81,15 +82,28 @@ def test_a_bad_widget_block_is_reported_and_the_rest_renders(authored, monkeypat
     shutil.copytree(authored, lessons)
     (folder,) = lessons.glob("*-attention-recap")
     en = folder / "en.md"
-    en.write_text(en.read_text(encoding="utf-8").replace("```widget tokenizer", "```widget tokeniser")
-                  .replace("layer: 2", "layer: two"), encoding="utf-8")
-    r = subprocess.run([sys.executable, "-m", "core.lessons", "check", "--lessons", str(lessons)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
+    en.write_text(
+        en.read_text(encoding="utf-8")
+        .replace("```widget tokenizer", "```widget tokeniser")
+        .replace("layer: 2", "layer: two"),
+        encoding="utf-8",
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "core.lessons", "check", "--lessons", str(lessons)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1
-    assert re.search(r"10-attention-recap/en\.md:\d+: unknown widget 'tokeniser'; the widgets are: "
-                     r"attention-heatmap, bahdanau-alignment, embedding-sum", r.stdout), r.stdout
-    assert re.search(r"10-attention-recap/en\.md:\d+: attention-heatmap: layer must be a whole number, got 'two'",
-                     r.stdout), r.stdout
+    assert re.search(
+        r"10-attention-recap/en\.md:\d+: unknown widget 'tokeniser'; the widgets are: "
+        r"attention-heatmap, bahdanau-alignment, embedding-sum",
+        r.stdout,
+    ), r.stdout
+    assert re.search(
+        r"10-attention-recap/en\.md:\d+: attention-heatmap: layer must be a whole number, got 'two'", r.stdout
+    ), r.stdout
     monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(lessons))
     at = run_lesson("attention-recap", "en")
     assert not at.exception

@@ -1,5 +1,6 @@
 """core.bert against independent references: tiny random BERTs built here (every loader path, no
 downloads), the embedded all-MiniLM-L6-v2, float64 hand computations and the BERT paper's shapes."""
+
 from __future__ import annotations
 
 import json
@@ -11,27 +12,66 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from transformers import (BertConfig, BertForMaskedLM, BertForPreTraining, BertModel, BertTokenizer,
-                          RobertaConfig, RobertaModel)
+from transformers import (
+    BertConfig,
+    BertForMaskedLM,
+    BertForPreTraining,
+    BertModel,
+    BertTokenizer,
+    RobertaConfig,
+    RobertaModel,
+)
 
 import core.bert as cb
 from core.bert import loader
-from core.bert.params import count, loaded_total
 from core.bert.inputs import embedding_parts, encode_pair, pad_batch, tokenize
 from core.bert.outputs import hidden_states, layer_trajectory, sentence_embeddings, similarity
-from core.bert.pretraining import (IGNORE_INDEX, HeadMissing, fill_mask, mask_tokens, next_sentence, nsp_pairs,
-                                   simulate_masking)
+from core.bert.params import count, loaded_total
+from core.bert.pretraining import (
+    IGNORE_INDEX,
+    HeadMissing,
+    fill_mask,
+    mask_tokens,
+    next_sentence,
+    nsp_pairs,
+    simulate_masking,
+)
 
 torch.set_num_threads(2)
 ROOT = Path(__file__).resolve().parents[1]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-WORDS = ["the", "cat", "sat", "on", "mat", "dog", "a", "un", "##believ", "##able", "play", "##ing",
-         ".", ",", "!", "中", "文", "字"] + [f"w{i}" for i in range(40)]
+WORDS = [
+    "the",
+    "cat",
+    "sat",
+    "on",
+    "mat",
+    "dog",
+    "a",
+    "un",
+    "##believ",
+    "##able",
+    "play",
+    "##ing",
+    ".",
+    ",",
+    "!",
+    "中",
+    "文",
+    "字",
+] + [f"w{i}" for i in range(40)]
 
 
 def tiny_config(**kw) -> BertConfig:
-    base = dict(vocab_size=len(SPECIALS) + len(WORDS), hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
-                intermediate_size=32, max_position_embeddings=64, type_vocab_size=2)
+    base = dict(
+        vocab_size=len(SPECIALS) + len(WORDS),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )
     base.update(kw)
     return BertConfig(**base)
 
@@ -50,9 +90,12 @@ def save_tiny(folder: Path, cls, **model_kw) -> torch.nn.Module:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny")
-    made = {"model": save_tiny(root / "model", BertModel), "nopool": save_tiny(root / "nopool", BertModel,
-                                                                               add_pooling_layer=False),
-            "mlm": save_tiny(root / "mlm", BertForMaskedLM), "pre": save_tiny(root / "pre", BertForPreTraining)}
+    made = {
+        "model": save_tiny(root / "model", BertModel),
+        "nopool": save_tiny(root / "nopool", BertModel, add_pooling_layer=False),
+        "mlm": save_tiny(root / "mlm", BertForMaskedLM),
+        "pre": save_tiny(root / "pre", BertForPreTraining),
+    }
     return root, made
 
 
@@ -78,8 +121,10 @@ def embedded():
 # ---------------------------------------------------------------- loader
 
 
-@pytest.mark.parametrize("kind, cls, heads", [("model", BertModel, set()), ("mlm", BertForMaskedLM, {"mlm"}),
-                                              ("pre", BertForPreTraining, {"mlm", "nsp"})])
+@pytest.mark.parametrize(
+    "kind, cls, heads",
+    [("model", BertModel, set()), ("mlm", BertForMaskedLM, {"mlm"}), ("pre", BertForPreTraining, {"mlm", "nsp"})],
+)
 def test_loader_picks_class_by_heads_and_loads_the_saved_weights(tiny, kind, cls, heads):
     root, made = tiny
     b = tiny_load(root, kind)
@@ -124,25 +169,38 @@ def test_embedded_model_loads_with_attentions(embedded):
 
 
 def _write_roberta(folder: Path):
-    RobertaModel(RobertaConfig(vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=4,
-                               intermediate_size=32, max_position_embeddings=40)).save_pretrained(folder)
+    RobertaModel(
+        RobertaConfig(
+            vocab_size=60,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            intermediate_size=32,
+            max_position_embeddings=40,
+        )
+    ).save_pretrained(folder)
 
 
 def _vocab(p: Path):
     (p / "vocab.txt").write_text("\n".join(SPECIALS + WORDS) + "\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("make, code", [
-    (lambda p: None, "offline_uncached"),                    # no such folder: the name is tried as a hub id
-    (lambda p: p.mkdir(), "offline_uncached"),               # a folder without config.json is not listed
-    (lambda p: p.write_text("hello"), "offline_uncached"),   # a file is not listed
-    (lambda p: (p.mkdir(), (p / "config.json").write_text("{oops")), "bad_config"),
-    (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert", "hidden_size": "big"}')),
-     "bad_config"),
-    (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert"}')), "no_tokenizer"),
-    (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert"}'), _vocab(p)), "no_weights"),
-    (_write_roberta, "unsupported_family"),
-])
+@pytest.mark.parametrize(
+    "make, code",
+    [
+        (lambda p: None, "offline_uncached"),  # no such folder: the name is tried as a hub id
+        (lambda p: p.mkdir(), "offline_uncached"),  # a folder without config.json is not listed
+        (lambda p: p.write_text("hello"), "offline_uncached"),  # a file is not listed
+        (lambda p: (p.mkdir(), (p / "config.json").write_text("{oops")), "bad_config"),
+        (
+            lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert", "hidden_size": "big"}')),
+            "bad_config",
+        ),
+        (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert"}')), "no_tokenizer"),
+        (lambda p: (p.mkdir(), (p / "config.json").write_text('{"model_type": "bert"}'), _vocab(p)), "no_weights"),
+        (_write_roberta, "unsupported_family"),
+    ],
+)
 def test_bad_folders_fall_back_with_a_notice(tiny_default, tmp_path, monkeypatch, make, code):
     models = tmp_path / "models"
     models.mkdir()
@@ -152,18 +210,21 @@ def test_bad_folders_fall_back_with_a_notice(tiny_default, tmp_path, monkeypatch
     b = cb.load("candidate", device="cpu")
     assert b.notice_code == code and b.notice and b.name == cb.EMBEDDED_NAME
     assert b.source == "candidate" and type(b.model) is BertModel
-    assert str(tmp_path) not in b.notice   # no server path in what a student sees
+    assert str(tmp_path) not in b.notice  # no server path in what a student sees
     if code == "unsupported_family":
         assert "roberta" in b.notice.lower()
 
 
-@pytest.mark.parametrize("source, code", [
-    ("someone/not-cached-bert", "offline_uncached"),
-    ("bert base", "not_found"),
-    ("a\u200bb", "not_found"),
-    ("x" * 5000, "not_found"),
-    ("<script>alert(1)</script>", "not_found"),
-])
+@pytest.mark.parametrize(
+    "source, code",
+    [
+        ("someone/not-cached-bert", "offline_uncached"),
+        ("bert base", "not_found"),
+        ("a\u200bb", "not_found"),
+        ("x" * 5000, "not_found"),
+        ("<script>alert(1)</script>", "not_found"),
+    ],
+)
 def test_bad_ids_fall_back_offline(tiny_default, monkeypatch, source, code):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     b = cb.load(source, device="cpu")
@@ -173,6 +234,7 @@ def test_bad_ids_fall_back_offline(tiny_default, monkeypatch, source, code):
 def test_cached_hub_id_is_loaded_without_network(tiny, tmp_path, monkeypatch):
     """A Hugging Face id found in the local cache loads from it, with HF_HUB_OFFLINE set."""
     import huggingface_hub.constants as hc
+
     root, _ = tiny
     repo = tmp_path / "hub" / "models--tiny-org--tiny-bert"
     snap = repo / "snapshots" / ("a" * 40)
@@ -189,6 +251,7 @@ def test_cached_hub_id_is_loaded_without_network(tiny, tmp_path, monkeypatch):
 
 def test_offline_never_touches_the_network(tiny_default, monkeypatch):
     import huggingface_hub
+
     calls = []
     real = huggingface_hub.snapshot_download
 
@@ -256,22 +319,30 @@ def test_embedding_parts_match_the_models_own_embeddings(embedded, b_text):
     parts = embedding_parts(embedded, "The bank raised interest rates.", b_text)
     enc = parts.encoded
     with torch.no_grad():
-        ref = embedded.encoder.embeddings(input_ids=torch.tensor([enc.input_ids]),
-                                          token_type_ids=torch.tensor([enc.token_type_ids]))[0].numpy()
+        ref = embedded.encoder.embeddings(
+            input_ids=torch.tensor([enc.input_ids]), token_type_ids=torch.tensor([enc.token_type_ids])
+        )[0].numpy()
     np.testing.assert_allclose(parts.normed, ref, atol=1e-5, rtol=0)
     # float64 LayerNorm by hand from the three table rows
     emb = embedded.encoder.embeddings
-    w = {k: getattr(emb, k).weight.detach().double().numpy() for k in
-         ("word_embeddings", "token_type_embeddings", "position_embeddings")}
-    s = (w["word_embeddings"][enc.input_ids] + w["token_type_embeddings"][enc.token_type_ids]
-         + w["position_embeddings"][enc.position_ids])
+    w = {
+        k: getattr(emb, k).weight.detach().double().numpy()
+        for k in ("word_embeddings", "token_type_embeddings", "position_embeddings")
+    }
+    s = (
+        w["word_embeddings"][enc.input_ids]
+        + w["token_type_embeddings"][enc.token_type_ids]
+        + w["position_embeddings"][enc.position_ids]
+    )
     mu, var = s.mean(-1, keepdims=True), s.var(-1, keepdims=True)
-    ln = (s - mu) / np.sqrt(var + emb.LayerNorm.eps) * emb.LayerNorm.weight.detach().double().numpy() \
-        + emb.LayerNorm.bias.detach().double().numpy()
+    ln = (s - mu) / np.sqrt(
+        var + emb.LayerNorm.eps
+    ) * emb.LayerNorm.weight.detach().double().numpy() + emb.LayerNorm.bias.detach().double().numpy()
     np.testing.assert_allclose(parts.summed, s, atol=1e-5)
     np.testing.assert_allclose(parts.normed, ln, atol=1e-5)
-    np.testing.assert_allclose(parts.norms["token"], np.linalg.norm(w["word_embeddings"][enc.input_ids], axis=-1),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        parts.norms["token"], np.linalg.norm(w["word_embeddings"][enc.input_ids], axis=-1), rtol=1e-5
+    )
     if b_text:
         assert parts.encoded.token_type_ids[-1] == 1
         np.testing.assert_allclose(parts.segment[-1], w["token_type_embeddings"][1], atol=1e-7)
@@ -285,7 +356,7 @@ def hand_bert(V, H, L, I, P=512, S=2):
     emb = V * H + P * H + S * H + 2 * H
     layer = 4 * (H * H + H) + 2 * H + (H * I + I) + (I * H + H) + 2 * H
     pooler = H * H + H
-    mlm = (H * H + H) + 2 * H + V   # transform dense, LayerNorm, decoder bias (matrix tied)
+    mlm = (H * H + H) + 2 * H + V  # transform dense, LayerNorm, decoder bias (matrix tied)
     nsp = 2 * H + 2
     return emb + L * layer + pooler, emb + L * layer + pooler + mlm + nsp
 
@@ -303,24 +374,63 @@ def test_bert_base_and_large_counts():
 def test_count_matches_summing_a_real_transformers_model():
     shape = dict(vocab=500, hidden=48, layers=3, heads=4, intermediate=96, max_position=64, type_vocab=3)
     c = count(**shape)
-    cfg = BertConfig(vocab_size=500, hidden_size=48, num_hidden_layers=3, num_attention_heads=4,
-                     intermediate_size=96, max_position_embeddings=64, type_vocab_size=3)
+    cfg = BertConfig(
+        vocab_size=500,
+        hidden_size=48,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        intermediate_size=96,
+        max_position_embeddings=64,
+        type_vocab_size=3,
+    )
     assert c.bert_model_total == sum(p.numel() for p in BertModel(cfg).parameters())
     assert c.pretraining_total == sum(p.numel() for p in BertForPreTraining(cfg).parameters())
     assert (c.bert_model_total, c.pretraining_total) == hand_bert(500, 48, 3, 96, 64, 3)
 
 
 def test_count_cli_json_agrees_with_transformers():
-    out = subprocess.run([sys.executable, "-m", "core.bert", "count", "--vocab", "1000", "--hidden", "64",
-                          "--layers", "2", "--heads", "4", "--intermediate", "128", "--max-position", "128",
-                          "--type-vocab", "2", "--json"], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core.bert",
+            "count",
+            "--vocab",
+            "1000",
+            "--hidden",
+            "64",
+            "--layers",
+            "2",
+            "--heads",
+            "4",
+            "--intermediate",
+            "128",
+            "--max-position",
+            "128",
+            "--type-vocab",
+            "2",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     data = json.loads(out.stdout)
-    cfg = BertConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                     intermediate_size=128, max_position_embeddings=128, type_vocab_size=2)
+    cfg = BertConfig(
+        vocab_size=1000,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=128,
+        type_vocab_size=2,
+    )
     assert data["bert_model_total"] == sum(p.numel() for p in BertModel(cfg).parameters())
     assert data["pretraining_total"] == sum(p.numel() for p in BertForPreTraining(cfg).parameters())
-    bad = subprocess.run([sys.executable, "-m", "core.bert", "count", "--heads", "7", "--json"], cwd=ROOT,
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "core.bert", "count", "--heads", "7", "--json"], cwd=ROOT, capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "divisible" in bad.stderr
 
 
@@ -334,9 +444,9 @@ def test_count_for_the_loaded_model_equals_its_weights(embedded):
 def test_mask_tokens_proportions(embedded):
     tok = embedded.tokenizer
     g = torch.Generator().manual_seed(1)
-    body = torch.randint(1000, 29000, (400, 126), generator=g)        # ordinary word pieces
+    body = torch.randint(1000, 29000, (400, 126), generator=g)  # ordinary word pieces
     ids = torch.cat([torch.full((400, 1), tok.cls_token_id), body, torch.full((400, 1), tok.sep_token_id)], 1)
-    ids[:, -10:] = tok.pad_token_id                                    # padding must never be chosen
+    ids[:, -10:] = tok.pad_token_id  # padding must never be chosen
     masked, labels = mask_tokens(ids, tok, seed=123)
     special = torch.isin(ids, torch.tensor(tok.all_special_ids))
     chosen = labels != IGNORE_INDEX
@@ -460,6 +570,7 @@ def test_sentence_similarity(embedded):
 
 def test_softmax_head_reaches_the_optimum():
     from core.bert.sentiment import fit_softmax_head
+
     rng = np.random.default_rng(0)
     centres = rng.normal(size=(3, 8)) * 3
     y = np.repeat(np.arange(3), 30)
@@ -469,15 +580,16 @@ def test_softmax_head_reaches_the_optimum():
     bt = torch.tensor(b, requires_grad=True)
     loss = torch.nn.functional.cross_entropy(torch.tensor(x) @ Wt.T + bt, torch.tensor(y)) + 1e-2 * (Wt * Wt).sum()
     loss.backward()
-    assert float(Wt.grad.abs().max()) < 1e-5 and float(bt.grad.abs().max()) < 1e-5   # stationary point
+    assert float(Wt.grad.abs().max()) < 1e-5 and float(bt.grad.abs().max()) < 1e-5  # stationary point
     assert ((x @ W.T + b).argmax(1) == y).mean() > 0.95
 
 
 def test_sentiment_factor_on_held_out_posts(embedded):
     from core.bert.sentiment import LABELS, SentimentScorer, load_posts, sentiment_factor
+
     posts = load_posts()
     train_texts = {p["text"] for p in posts["train"]}
-    assert not train_texts & {p["text"] for d in posts["days"] for p in d["posts"]}   # really held out
+    assert not train_texts & {p["text"] for d in posts["days"] for p in d["posts"]}  # really held out
     r = sentiment_factor(SentimentScorer(embedded, posts))
     majority = max(sum(p["human"] == lab for p in r.posts) for lab in LABELS) / len(r.posts)
     assert r.accuracy >= 0.8 > majority + 0.3
@@ -485,6 +597,8 @@ def test_sentiment_factor_on_held_out_posts(embedded):
     assert sum(r.confusion[i][i] for i in range(3)) / 80 == pytest.approx(r.accuracy)
     day = r.days[3]
     rows = [p for p in r.posts if p["date"] == day["date"]]
-    hand = (sum(p["predicted"] == "positive" for p in rows) - sum(p["predicted"] == "negative" for p in rows)) / len(rows)
+    hand = (sum(p["predicted"] == "positive" for p in rows) - sum(p["predicted"] == "negative" for p in rows)) / len(
+        rows
+    )
     assert day["factor_model"] == pytest.approx(hand)
     assert r.correlation > 0.7

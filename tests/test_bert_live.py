@@ -1,5 +1,6 @@
 """Lesson 7's live steps: "watch BERT learn" (unit and AppTest: start, progress, finish, cancel, two runs at
 once) and the sentiment factor in the page's language ([UNK] guard, Chinese posts, held-out accuracy)."""
+
 from __future__ import annotations
 
 import json
@@ -23,6 +24,7 @@ def _wait(run, timeout: float = 300) -> dict:
 
 
 # ---------------------------------------------------------------- unit: the background run
+
 
 def test_run_finishes_with_losses_progress_and_three_cloze_snapshots():
     from core.bert.live import CLOZE, _prepared
@@ -58,7 +60,7 @@ def test_stop_ends_the_run_early():
     snap = _wait(run)
     assert snap["done"] and snap["cancelled"]
     assert 2 <= snap["step"] < 120 and len(snap["mlm"]) == snap["step"]
-    assert "end" in snap["cloze"]   # the model as far as it got is still shown
+    assert "end" in snap["cloze"]  # the model as far as it got is still shown
 
 
 def test_time_budget_ends_the_run_on_the_clock():
@@ -66,13 +68,13 @@ def test_time_budget_ends_the_run_on_the_clock():
     reaches 100 %, and the middle snapshot is taken at half the time."""
     from ui.bert_live import BUDGET_S, LiveRun
 
-    assert BUDGET_S <= 50     # + three cloze snapshots: within the lesson's minute
+    assert BUDGET_S <= 50  # + three cloze snapshots: within the lesson's minute
     t0 = time.monotonic()
     snap = _wait(LiveRun(steps=120, time_budget_s=3.0).start())
     assert snap["done"] and not snap["cancelled"] and snap["error"] is None
     assert 1 <= snap["step"] < 120 and snap["progress"] == 1.0
     assert set(snap["cloze"]) == {"start", "middle", "end"}
-    assert time.monotonic() - t0 < 3.0 + 20   # the budget, plus one step and the snapshots on a loaded machine
+    assert time.monotonic() - t0 < 3.0 + 20  # the budget, plus one step and the snapshots on a loaded machine
 
 
 def test_two_runs_at_once_do_not_interfere():
@@ -98,7 +100,7 @@ def test_comparison_numbers_come_from_the_presets_and_the_manifest():
     c = comparison(str(manifest))
     tok, enc = _prepared()
     model = build_model(LIVE, tok, torch.Generator().manual_seed(0))
-    assert c["live"]["parameters"] == sum(p.numel() for p in model.parameters())   # tied decoder counted once
+    assert c["live"]["parameters"] == sum(p.numel() for p in model.parameters())  # tied decoder counted once
     assert (c["live"]["layers"], c["live"]["hidden"], c["live"]["steps"]) == (LIVE.layers, LIVE.hidden, LIVE.steps)
     assert c["live"]["tokens"] == sum(len(s) for d in enc.docs for s in d)
     m = json.loads(manifest.read_text(encoding="utf-8"))
@@ -109,6 +111,7 @@ def test_comparison_numbers_come_from_the_presets_and_the_manifest():
 
 
 # ---------------------------------------------------------------- unit: posts in the page's language
+
 
 def test_chinese_posts_are_well_formed():
     from core.bert.sentiment import LABELS, load_posts, posts_file
@@ -130,14 +133,15 @@ def test_unk_rate_counts_unknown_pieces():
     minilm = load(EMBEDDED_SOURCE, device="cpu").tokenizer
     lab = load("", device="cpu").tokenizer
     texts_zh = [p["text"] for p in load_posts(posts_file("zh-TW"))["train"]]
-    pieces = [tok for s in texts_zh for tok in minilm.tokenize(s)]       # reference: count by hand
+    pieces = [tok for s in texts_zh for tok in minilm.tokenize(s)]  # reference: count by hand
     assert unk_rate(minilm, texts_zh) == pytest.approx(pieces.count("[UNK]") / len(pieces))
-    assert unk_rate(minilm, texts_zh) > 0.10       # MiniLM cannot read the Chinese posts: the page warns
-    assert unk_rate(lab, texts_zh) < 0.01          # the project's BERT can
+    assert unk_rate(minilm, texts_zh) > 0.10  # MiniLM cannot read the Chinese posts: the page warns
+    assert unk_rate(lab, texts_zh) < 0.01  # the project's BERT can
     assert unk_rate(minilm, ["the market is up"]) == 0.0
 
 
 # ---------------------------------------------------------------- AppTest
+
 
 def _live_app(lang: str = "en"):
     at = lesson_app("bert-outputs", lang)
@@ -149,19 +153,19 @@ def _live_app(lang: str = "en"):
 def test_apptest_start_progress_finish():
     at = _live_app("en")
     assert at.button(key="bert-outputs.live_start").label == "Start pre-training"
-    assert RUN_KEY not in at.session_state and "Press \"Start pre-training\"" in texts(at)
+    assert RUN_KEY not in at.session_state and 'Press "Start pre-training"' in texts(at)
     at.slider(key=STEPS_KEY).set_value(10)
     at.button(key="bert-outputs.live_start").click().run()
     run = at.session_state[RUN_KEY]
-    assert at.button(key="bert-outputs.live_start").disabled            # one run at a time
+    assert at.button(key="bert-outputs.live_start").disabled  # one run at a time
     assert not at.button(key="bert-outputs.live_stop").disabled
-    assert len(at.get("progress")) >= 1                                  # the progress bar is drawn at once
+    assert len(at.get("progress")) >= 1  # the progress bar is drawn at once
     _wait(run)
     at.run()
     assert [e.value for e in at.exception] == []
     shown = texts(at)
     assert "Done: 10 steps" in shown
-    assert len(at.get("vega_lite_chart")) >= 1                    # the two losses
+    assert len(at.get("vega_lite_chart")) >= 1  # the two losses
     cloze = [df for df in at.dataframe if "start" in df.value.columns]
     assert cloze and {"start", "middle", "end"} <= set(cloze[0].value.columns)
     assert not at.button(key="bert-outputs.live_start").disabled
@@ -202,4 +206,4 @@ def test_sentiment_warns_for_a_model_that_cannot_read_the_language():
     assert [e.value for e in at.exception] == []
     warnings = " ".join(w.value for w in at.warning)
     assert "[UNK]" in warnings and "讀不懂" in warnings
-    assert not [m for m in at.metric if m.label == "保留資料準確率"]     # no score for unreadable posts
+    assert not [m for m in at.metric if m.label == "保留資料準確率"]  # no score for unreadable posts

@@ -1,4 +1,5 @@
 """AppTest for lessons 6–7: both languages, bad input, a refused model source, and a model with heads."""
+
 from __future__ import annotations
 
 import json
@@ -33,7 +34,7 @@ def test_inputs_page_renders(lang):
 
     at = run_lesson("bert-inputs", lang)
     assert _errors(at) == []
-    assert _charts(at) == 7   # wordpiece, pair rows, batch, strips, norms, anatomy, one layer
+    assert _charts(at) == 7  # wordpiece, pair rows, batch, strips, norms, anatomy, one layer
     assert _metric(at, "BERT-base") == f"{count(**BERT_BASE).bert_model_total:,}" == "109,482,240"
     assert _metric(at, "BERT-large") == f"{count(**BERT_LARGE).bert_model_total:,}"
     assert "all-MiniLM-L6-v2" in texts(at)
@@ -75,7 +76,11 @@ def test_fill_mask_and_nsp_examples_are_in_the_page_language(lang):
     assert _errors(at) == []
     # the figures show what the model on screen computes for those inputs
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    fill = [f for f in specs if f["layout"].get("title", {}).get("text", "").startswith(table["bert_outputs.fill_title"][:8])]
+    fill = [
+        f
+        for f in specs
+        if f["layout"].get("title", {}).get("text", "").startswith(table["bert_outputs.fill_title"][:8])
+    ]
     top = fill_mask(bundle, examples[2], top_k=5).masks[0]["top"][0]["token"]
     assert fill and top in json.dumps(fill[0]["data"], ensure_ascii=False)
     r = next_sentence(bundle, *pairs[1])
@@ -93,7 +98,7 @@ def test_examples_follow_a_change_of_language_unless_edited():
     at.text_input(key="bert-outputs.nsp_b").set_value("我自己寫的句子。")
     at.query_params["lang"] = "en"
     at.run()
-    assert at.text_input(key="bert-outputs.fill_text").value == en            # the page's own example follows
+    assert at.text_input(key="bert-outputs.fill_text").value == en  # the page's own example follows
     assert at.text_input(key="bert-outputs.nsp_b").value == "我自己寫的句子。"  # the student's text stays
     assert _errors(at) == []
 
@@ -105,8 +110,15 @@ def test_fill_mask_says_when_it_cuts():
     assert _errors(at) == []
 
 
-BAD = ["", " \u200b\u200b ", "x" * 10_000, "🙂🙂🙂", "مرحبا بالعالم", "<script>alert(1)</script><img src=x onerror=alert(2)>",
-       "注意力機制" * 300]
+BAD = [
+    "",
+    " \u200b\u200b ",
+    "x" * 10_000,
+    "🙂🙂🙂",
+    "مرحبا بالعالم",
+    "<script>alert(1)</script><img src=x onerror=alert(2)>",
+    "注意力機制" * 300,
+]
 
 
 @pytest.mark.parametrize("value", BAD, ids=["empty", "zero-width", "10k", "emoji", "rtl", "html", "cjk-long"])
@@ -121,7 +133,7 @@ def test_inputs_page_survives_bad_text(value):
         assert "The text is empty" in shown
     if len(value) >= 1500:
         assert "Only the first 64 tokens are shown" in shown or "cut to the first" in shown
-    assert "<script>" not in "".join(m.value for m in at.markdown)   # never rendered as Markdown/HTML
+    assert "<script>" not in "".join(m.value for m in at.markdown)  # never rendered as Markdown/HTML
 
 
 @pytest.mark.parametrize("value", BAD[:4] + BAD[5:6], ids=["empty", "zero-width", "10k", "emoji", "html"])
@@ -146,12 +158,32 @@ def test_refused_source_falls_back_with_a_translated_notice(tmp_path):
 @pytest.fixture(scope="module")
 def tiny_pretraining(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tiny-pre")
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "market", "opened", "higher", "chip", "makers",
-             ".", "a", "b"] + [f"w{i}" for i in range(30)]
+    words = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "the",
+        "market",
+        "opened",
+        "higher",
+        "chip",
+        "makers",
+        ".",
+        "a",
+        "b",
+    ] + [f"w{i}" for i in range(30)]
     (folder / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(words), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=32, max_position_embeddings=64)
+    cfg = BertConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+    )
     BertForPreTraining(cfg).save_pretrained(folder)
     BertTokenizer.from_pretrained(str(folder)).save_pretrained(folder)
     return folder
@@ -168,7 +200,6 @@ def test_model_with_heads_shows_fill_mask_and_nsp(tiny_pretraining, monkeypatch)
     assert _charts(at) == 8 and any("cannot read these posts" in w.value for w in at.warning)
     at.text_input(key="bert-outputs.fill_text").set_value("the market opened higher").run()
     assert "Write [MASK]" in texts(at)
-
 
 
 PICKER_SCRIPT = """
@@ -216,7 +247,7 @@ def test_presenter_mode_reveals_step_by_step(lesson_id):
 
     last = len(load_catalog().get(lesson_id).steps("zh-TW")) - 1
     first = run_lesson(lesson_id, "zh-TW", present=True, step=1)
-    assert _errors(first) == [] and _charts(first) == 0     # the intro only: no figure yet
+    assert _errors(first) == [] and _charts(first) == 0  # the intro only: no figure yet
     end = run_lesson(lesson_id, "zh-TW", present=True, step=last + 1)
     assert _errors(end) == [] and _charts(end) == (7 if lesson_id == "bert-inputs" else 11)
 
@@ -234,7 +265,8 @@ def test_sentence_vectors_say_when_they_cut_a_long_text():
     at.text_area(key="bert-outputs.sentences").set_value("A short one.\nAnother short one.").run()
     at.text_input(key="bert-outputs.own_post").set_value(long).run()
     assert [w.value for w in at.warning if "tokens are shown" in w.value] == [
-        f"Only the first 128 tokens are shown (the input had {n})."]
+        f"Only the first 128 tokens are shown (the input had {n})."
+    ]
     assert _errors(at) == []
 
 

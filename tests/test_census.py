@@ -1,4 +1,5 @@
 """The head census of lessons 4-5, checked against plain float64 loops over the attention tensors."""
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,7 @@ def _census_by_loop(att, cls, seps, threshold=0.5, broad=0.75):
             for kind, share in shares.items():
                 if share >= threshold:
                     found[kind].append((l, h))
-            ent = sum(-float(a[i, j]) * math.log(float(a[i, j])) for i in range(T) for j in range(T)
-                      if a[i, j] > 0) / T
+            ent = sum(-float(a[i, j]) * math.log(float(a[i, j])) for i in range(T) for j in range(T) if a[i, j] > 0) / T
             if T > 1 and ent / math.log(T) >= broad:
                 found["broad"].append((l, h))
     return found
@@ -91,12 +91,15 @@ def model(request):
     return load(request.param)
 
 
-@pytest.mark.parametrize("text, text_b", [
-    ("The animal didn't cross the street because it was too tired.", None),
-    ("這隻動物沒有過馬路，因為它太累了。", None),
-    ("The bank raised interest rates.", "It was a long day."),
-    ("word " * 200, None),  # capped at 128 tokens
-])
+@pytest.mark.parametrize(
+    "text, text_b",
+    [
+        ("The animal didn't cross the street because it was too tired.", None),
+        ("這隻動物沒有過馬路，因為它太累了。", None),
+        ("The bank raised interest rates.", "It was a long day."),
+        ("word " * 200, None),  # capped at 128 tokens
+    ],
+)
 def test_census_matches_a_float64_loop_on_the_real_model(model, text, text_b):
     enc, summ, c = A.head_census(model, text, text_b)
     assert c.num_layers == model.num_layers and c.num_heads == model.num_heads

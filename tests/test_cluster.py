@@ -6,6 +6,7 @@ survivor (a new session there), sessions on the survivor keep their own session,
 land on the survivor, and the browser shows Streamlit's reconnect and then a page that works.
 Ctrl+C then stops everything and removes nginx's temporary configuration.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -48,9 +49,14 @@ class Loop:
 
 
 def start_cluster(port: int) -> tuple[subprocess.Popen, dict]:
-    proc = subprocess.Popen([sys.executable, "-m", "ui.cluster", "--replicas", "2", "--port", str(port)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ui.cluster", "--replicas", "2", "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     ready, _, _ = select.select([proc.stdout], [], [], 75)
     line = proc.stdout.readline() if ready else ""
     if not line:
@@ -148,8 +154,11 @@ def test_cluster_survives_a_dead_replica_and_leaves_nothing_behind(browser_):
             page.wait_for_timeout(1000)
             wait_idle(page, 60_000)
         assert box.input_value() == "The kitchen was closed because it was late."
-        page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg')]
-                                  .some(svg => svg.textContent.includes('kitchen'))""", timeout=30_000)
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg')]
+                                  .some(svg => svg.textContent.includes('kitchen'))""",
+            timeout=30_000,
+        )
         assert page.locator('[data-testid="stException"]').count() == 0
         ctx.close()
         for s in sessions:
@@ -163,8 +172,11 @@ def test_cluster_survives_a_dead_replica_and_leaves_nothing_behind(browser_):
             os.killpg(proc.pid, signal.SIGKILL)
             raise
     assert rc == 0
-    left = [p for p in info["pids"] + [info["nginx"]] if psutil.pid_exists(p)
-            and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    left = [
+        p
+        for p in info["pids"] + [info["nginx"]]
+        if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+    ]
     assert left == [] and tmpdir is not None and not tmpdir.exists()
 
 

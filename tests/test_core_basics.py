@@ -1,4 +1,5 @@
 """core.text, core.figures and core.device."""
+
 import json
 import subprocess
 import sys
@@ -89,7 +90,13 @@ assert not one.exception, one.exception
 print(sorted(m for m in ("torch", "transformers", "bertviz") if m in sys.modules))
 """
     env = {"ATTENTION_LAB_NO_WARMUP": "1", "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180,
-                         env={**__import__("os").environ, **env})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**__import__("os").environ, **env},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"

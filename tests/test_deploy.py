@@ -1,4 +1,5 @@
 """deploy/: the Dockerfile and the Kubernetes manifest, checked offline (no container daemon here)."""
+
 from __future__ import annotations
 
 import re
@@ -43,7 +44,7 @@ def docs():
 
 
 def test_dockerfile_installs_with_the_readmes_make_targets(docker):
-    final = docker[max(i for i, (op, _) in enumerate(docker) if op == "FROM"):]
+    final = docker[max(i for i, (op, _) in enumerate(docker) if op == "FROM") :]
     runs = [args for op, args in final if op == "RUN"]
     made = [r for r in runs if r.startswith("make ")]
     assert made, "the image's install steps are the README's make targets"

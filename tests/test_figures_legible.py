@@ -1,5 +1,6 @@
 """Figures a student can read at 1400 px: no text under 11 px, long grids wrap into bands with cut
 text whole on hover, log axes labelled once per tick, a zero on a log axis drawn and labelled."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,12 @@ def font_sizes(s: dict) -> list[tuple[str, float]]:
     def walk(node, path):
         if isinstance(node, dict):
             for k, v in node.items():
-                if k == "size" and path and path[-1] in ("font", "textfont", "tickfont", "insidetextfont",
-                                                         "outsidetextfont") and isinstance(v, (int, float)):
+                if (
+                    k == "size"
+                    and path
+                    and path[-1] in ("font", "textfont", "tickfont", "insidetextfont", "outsidetextfont")
+                    and isinstance(v, (int, float))
+                ):
                     found.append((".".join(path), v))
                 walk(v, path + [k])
         elif isinstance(node, list):
@@ -66,8 +71,10 @@ def test_log_ticks_are_few_distinct_and_in_range(lo, hi):
 
 def test_short_log_range_gets_one_label_per_model():
     # Megatron-BERT sizes 0.336, 1.3, 3.9 billion: less than one decade, so no pile of minor labels
-    table = [{"model": m, "race": r} for m, r in (("Megatron-336M", 83.0), ("Megatron-1.3B", 87.3),
-                                                    ("Megatron-3.9B", 89.5), ("RoBERTa", 83.2))]
+    table = [
+        {"model": m, "race": r}
+        for m, r in (("Megatron-336M", 83.0), ("Megatron-1.3B", 87.3), ("Megatron-3.9B", 89.5), ("RoBERTa", 83.2))
+    ]
     params = {"Megatron-336M": 336e6, "Megatron-1.3B": 1.3e9, "Megatron-3.9B": 3.9e9}
     s = spec(mfig.bert_results_figure(table, "race", params))
     ax = s["layout"]["xaxis"]
@@ -88,7 +95,7 @@ def test_a_zero_difference_is_drawn_and_says_zero():
     bar = s["data"][0]
     x0 = 10 ** s["layout"]["xaxis"]["range"][0]
     zero = bar["y"].index("output")
-    assert bar["x"][zero] > x0 * 5          # a bar you can see, not a zero-width one at the axis edge
+    assert bar["x"][zero] > x0 * 5  # a bar you can see, not a zero-width one at the axis edge
     assert bar["text"][zero] == "0" and bar["customdata"][zero] == "0"
     assert_legible(s)
 
@@ -125,15 +132,15 @@ def test_a_long_input_wraps_into_bands_and_keeps_every_token_on_hover():
     z, text, hover = _grid_cells(s)
     per_band = len(z[0])
     bands = math.ceil(n / per_band)
-    assert bands >= 2 and len(z) == 3 * bands     # header row + piece row + id row per band
+    assert bands >= 2 and len(z) == 3 * bands  # header row + piece row + id row per band
     assert per_band * bfig.MIN_CELL <= bfig.PLOT_PX
     pieces = [c for b in range(bands) for c in text[3 * b + 1]][:n]
     hovers = " ".join(str(c) for row in hover for c in row)
     for j, tok in enumerate(toks):
-        assert tok in hovers                           # every token whole on hover
+        assert tok in hovers  # every token whole on hover
         cell = pieces[j]
         assert cell == tok or (cell.endswith("…") and tok.startswith(cell[:-1])), (tok, cell)
-    assert any(c.endswith("…") for c in pieces)        # the long word is cut, not "-"
+    assert any(c.endswith("…") for c in pieces)  # the long word is cut, not "-"
     assert "-" not in pieces
 
 
@@ -144,8 +151,11 @@ def test_every_grid_figure_of_lessons_6_and_7_is_legible():
         bfig.wordpiece_figure(toks, list(range(n)), list(range(n)), [t.startswith("##") for t in toks]),
         bfig.input_rows_figure(toks, {"ids": list(range(n)), "segment": [0] * n, "position": list(range(n))}),
         bfig.batch_figure([toks, toks[:5] + ["[PAD]"] * (n - 5)], [[1] * n, [1] * 5 + [0] * (n - 5)]),
-        bfig.masking_figure(toks, ["[MASK]" if i % 7 == 3 else t for i, t in enumerate(toks)],
-                            ["mask" if i % 7 == 3 else "not chosen" for i in range(n)]),
+        bfig.masking_figure(
+            toks,
+            ["[MASK]" if i % 7 == 3 else t for i, t in enumerate(toks)],
+            ["mask" if i % 7 == 3 else "not chosen" for i in range(n)],
+        ),
         bfig.task_heads_figure(toks),
     ]
     for fig in figs:
@@ -158,7 +168,7 @@ def test_single_characters_stand_upright_and_long_labels_turn():
     src = list("二〇二六年十二月二日") + ["</s>"]
     w = [[1.0 / len(src)] * len(src) for _ in range(11)]
     ax = spec(sfig.alignment(w, src, list("2026-12-02") + ["</s>"]))["layout"]["xaxis"]
-    assert ax["tickangle"] == 0 and len(ax["tickvals"]) == len(src)   # every input labelled, upright
+    assert ax["tickangle"] == 0 and len(ax["tickvals"]) == len(src)  # every input labelled, upright
     words = [f"token{i:02d}xyz" for i in range(30)]
     ax = spec(sfig.alignment([[0.0] * 30] * 2, words, ["a", "b"]))["layout"]["xaxis"]
     assert ax["tickangle"] == -45
@@ -172,6 +182,6 @@ def test_bi_gru_annotations_label_both_halves_and_leave_no_empty_band():
     ax = s["layout"]["xaxis"]
     assert ax["side"] == "bottom" and ax.get("showticklabels") is not False and ax.get("tickangle", 0) == 0
     assert any(t.startswith("→") for t in ax["ticktext"]) and any(t.startswith("←") for t in ax["ticktext"])
-    assert s["layout"]["margin"]["t"] <= 80                          # no band reserved for a top axis
+    assert s["layout"]["margin"]["t"] <= 80  # no band reserved for a top axis
     assert all(a["yref"] == "paper" and a["y"] >= 1.0 for a in s["layout"]["annotations"])
     assert_legible(s)

@@ -1,5 +1,6 @@
 """The glossary: its file is well formed, the check flags variants (and only variants), and the page
 renders and filters in both languages."""
+
 from __future__ import annotations
 
 import shutil
@@ -43,7 +44,9 @@ def broken(tmp_path):
     zh = lessons / "01-nlp-tasks" / "zh-TW.md"
     zh.write_text(zh.read_text(encoding="utf-8") + "\n這些數據通過 softmax 歸一化。\n", encoding="utf-8")
     en = lessons / "05-multi-head" / "en.md"
-    en.write_text(en.read_text(encoding="utf-8") + "\nEvery head is Pretrained; the AllReduce sums.\n", encoding="utf-8")
+    en.write_text(
+        en.read_text(encoding="utf-8") + "\nEvery head is Pretrained; the AllReduce sums.\n", encoding="utf-8"
+    )
     (locales / "zh-TW" / "extra.toml").write_text('note = "偏置與算力"\nkey_microbatch = "微批次"\n', encoding="utf-8")
     (locales / "en" / "extra.toml").write_text('fig_microbatch = "micro-batch"\n', encoding="utf-8")
     # the glossary lesson itself names variants on purpose: never flagged
@@ -59,14 +62,19 @@ def test_check_flags_each_variant_with_file_and_line(broken):
     assert problems == glossary_problems(catalog, lessons / "glossary.toml", locales)
     found = {(p.file.split("/")[-2] + "/" + p.file.split("/")[-1], p.reason.split("'")[1]) for p in problems}
     assert found == {
-        ("01-nlp-tasks/zh-TW.md", "數據"), ("01-nlp-tasks/zh-TW.md", "通過"), ("01-nlp-tasks/zh-TW.md", "歸一化"),
-        ("05-multi-head/en.md", "pretrained"), ("05-multi-head/en.md", "allreduce"),
-        ("zh-TW/extra.toml", "偏置"), ("zh-TW/extra.toml", "算力"),
+        ("01-nlp-tasks/zh-TW.md", "數據"),
+        ("01-nlp-tasks/zh-TW.md", "通過"),
+        ("01-nlp-tasks/zh-TW.md", "歸一化"),
+        ("05-multi-head/en.md", "pretrained"),
+        ("05-multi-head/en.md", "allreduce"),
+        ("zh-TW/extra.toml", "偏置"),
+        ("zh-TW/extra.toml", "算力"),
     }, problems
     # a lessons folder's own glossary is the one that counts: drop a term there and it is not flagged
     (lessons / "glossary.toml").write_text(
         (lessons / "glossary.toml").read_text(encoding="utf-8").replace('avoid_zh = ["偏置"]', "avoid_zh = []"),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     assert "偏置" not in {p.reason.split("'")[1] for p in glossary_problems(catalog, locales_dir=locales)}
     zh_line = len((lessons / "01-nlp-tasks" / "zh-TW.md").read_text(encoding="utf-8").splitlines())
     assert any(p.line == zh_line and "資料" in p.reason for p in problems)
@@ -74,8 +82,11 @@ def test_check_flags_each_variant_with_file_and_line(broken):
 
 def test_a_broken_glossary_file_is_reported_not_raised(tmp_path):
     bad = tmp_path / "glossary.toml"
-    bad.write_text('[[term]]\nid = "Token"\ngroup = "models"\nen = "token"\nzh-TW = "詞元"\n'
-                   'define_en = "x"\ndefine_zh = "x"\n\n[[term]]\nid = "bias"\ngroup = "nowhere"\n', encoding="utf-8")
+    bad.write_text(
+        '[[term]]\nid = "Token"\ngroup = "models"\nen = "token"\nzh-TW = "詞元"\n'
+        'define_en = "x"\ndefine_zh = "x"\n\n[[term]]\nid = "bias"\ngroup = "nowhere"\n',
+        encoding="utf-8",
+    )
     terms, problems = load_terms(bad)
     assert terms == []
     reasons = " | ".join(p.reason for p in problems)

@@ -1,10 +1,10 @@
 """Issue 15: seeded training under concurrency, typed errors for missing or damaged checkpoints and
 manifests (and the cards users see for them), an interrupted live training, the Megatron demo
 leaving nothing behind, and `make run`'s address."""
+
 from __future__ import annotations
 
 import errno
-import json
 import shutil
 import subprocess
 import sys
@@ -80,7 +80,7 @@ def test_training_reads_and_sets_no_process_global_torch_state(monkeypatch):
     monkeypatch.setattr(torch, "set_num_threads", forbidden)
     monkeypatch.setattr(torch, "manual_seed", forbidden)
     tr.train("copy", "none", _cfg(), model_overrides=TINY)
-    assert torch.equal(torch.get_rng_state(), state)   # the global generator was not drawn from
+    assert torch.equal(torch.get_rng_state(), state)  # the global generator was not drawn from
 
 
 def test_per_run_generator_gives_the_weights_of_torch_manual_seed():
@@ -115,8 +115,13 @@ def test_missing_empty_and_damaged_manifests_raise_typed_errors(tmp_path):
 def test_evaluate_json_fails_loudly_without_checkpoints(tmp_path, manifest):
     if manifest is not None:
         (tmp_path / "manifest.json").write_text(manifest)
-    out = subprocess.run([sys.executable, "-m", "core.seq2seq", "evaluate", "--json", "--dir", str(tmp_path)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "core.seq2seq", "evaluate", "--json", "--dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and out.stdout.strip() == ""
     assert "manifest.json" in out.stderr and "To make it again:" in out.stderr
 
@@ -161,14 +166,22 @@ def test_a_full_disk_is_named_and_leaves_the_old_checkpoint_whole(tmp_path, monk
 # ---------------------------------------------------------------- what users see
 
 
-@pytest.mark.parametrize("lesson, manifest, lang, says", [
-    ("bahdanau", None, "en", "is missing"), ("bahdanau", None, "zh-TW", "不見了"),
-    ("seq2seq", '{"checkpoints": []}', "en", "is empty"), ("seq2seq", None, "zh-TW", "不見了"),
-    ("bahdanau", '{"checkpoints": [{"file": "copy-none.safetensors", "task": "copy", "attention": "none"}]}',
-     "en", "is missing"),   # the manifest lists no checkpoint of the lesson's task
-])
-def test_pages_show_an_error_card_for_a_missing_or_empty_manifest(tmp_path, monkeypatch, lesson, manifest, lang,
-                                                                   says):
+@pytest.mark.parametrize(
+    "lesson, manifest, lang, says",
+    [
+        ("bahdanau", None, "en", "is missing"),
+        ("bahdanau", None, "zh-TW", "不見了"),
+        ("seq2seq", '{"checkpoints": []}', "en", "is empty"),
+        ("seq2seq", None, "zh-TW", "不見了"),
+        (
+            "bahdanau",
+            '{"checkpoints": [{"file": "copy-none.safetensors", "task": "copy", "attention": "none"}]}',
+            "en",
+            "is missing",
+        ),  # the manifest lists no checkpoint of the lesson's task
+    ],
+)
+def test_pages_show_an_error_card_for_a_missing_or_empty_manifest(tmp_path, monkeypatch, lesson, manifest, lang, says):
     import streamlit as st
 
     from tests.apptest import run_lesson
@@ -199,7 +212,7 @@ def test_pages_show_an_error_card_for_a_truncated_checkpoint(tmp_path, monkeypat
     monkeypatch.setattr(tr, "CHECKPOINT_DIR", tmp_path)
     import streamlit as st
 
-    st.cache_data.clear()     # the page caches what it computed from the model, too
+    st.cache_data.clear()  # the page caches what it computed from the model, too
     us._load_model.clear()
     try:
         at = run_lesson("bahdanau", lang)
@@ -214,8 +227,10 @@ def test_error_messages_exist_in_both_languages_with_the_same_fields():
     import string
     import tomllib
 
-    files = {lang: tomllib.loads((ROOT / "ui" / "locales" / lang / "errors.toml").read_text(encoding="utf-8"))
-             for lang in ("en", "zh-TW")}
+    files = {
+        lang: tomllib.loads((ROOT / "ui" / "locales" / lang / "errors.toml").read_text(encoding="utf-8"))
+        for lang in ("en", "zh-TW")
+    }
     assert files["en"].keys() == files["zh-TW"].keys()
     for key, text in files["en"].items():
         fields = {f for _, f, _, _ in string.Formatter().parse(text) if f}
@@ -234,7 +249,7 @@ def test_an_interrupted_live_training_does_not_leave_its_running_flag(monkeypatc
     from streamlit.testing.v1 import AppTest
 
     def interrupted(*_a, **_k):
-        raise KeyboardInterrupt("the script was stopped mid-run")   # what a stopped script sees
+        raise KeyboardInterrupt("the script was stopped mid-run")  # what a stopped script sees
 
     monkeypatch.setattr(tr, "train", interrupted)
     at = AppTest.from_string(LIVE_SCRIPT, default_timeout=60)
@@ -242,7 +257,7 @@ def test_an_interrupted_live_training_does_not_leave_its_running_flag(monkeypatc
     at.run()
     at.button(key="t.start").click().run()
     assert at.session_state["t.running"] is False
-    at.run()   # the next run neither trains again nor shows a stuck Cancel button
+    at.run()  # the next run neither trains again nor shows a stuck Cancel button
     assert at.button(key="t.cancel").proto.disabled and not at.button(key="t.start").proto.disabled
     assert any("interrupted" in i.value for i in at.info)
 
@@ -271,7 +286,7 @@ def test_a_demo_leaves_no_folder_and_no_torchelastic_tree(own_tmp):
 
     r = run_demo(2, timeout=120)
     assert r["ok"], r.get("error")
-    assert list(own_tmp.iterdir()) == []     # no megatron-demo-*, no torchelastic_*
+    assert list(own_tmp.iterdir()) == []  # no megatron-demo-*, no torchelastic_*
     assert "--standalone" in r["command"]
 
 
@@ -287,8 +302,11 @@ def test_a_killed_worker_is_named_with_its_signal(own_tmp):
     for _ in range(600):
         for p in psutil.process_iter(["cmdline"]):
             try:
-                if "--as-worker" in (p.info["cmdline"] or []) and p.environ().get("RANK") == "1" \
-                        and str(own_tmp) in " ".join(p.info["cmdline"]):
+                if (
+                    "--as-worker" in (p.info["cmdline"] or [])
+                    and p.environ().get("RANK") == "1"
+                    and str(own_tmp) in " ".join(p.info["cmdline"])
+                ):
                     victim = p
             except psutil.Error:
                 continue
@@ -322,9 +340,13 @@ def test_workers_die_with_the_process_that_started_them(own_tmp):
     parent = subprocess.Popen([sys.executable, "-c", PARENT], cwd=ROOT)
     try:
         for _ in range(600):
-            workers = [p for p in psutil.process_iter(["cmdline"])
-                       if "--as-worker" in (p.info["cmdline"] or []) and "--as-torchrun" not in p.info["cmdline"]
-                       and str(own_tmp) in " ".join(p.info["cmdline"])]
+            workers = [
+                p
+                for p in psutil.process_iter(["cmdline"])
+                if "--as-worker" in (p.info["cmdline"] or [])
+                and "--as-torchrun" not in p.info["cmdline"]
+                and str(own_tmp) in " ".join(p.info["cmdline"])
+            ]
             if len(workers) == 2:
                 break
             time.sleep(0.1)
@@ -335,8 +357,11 @@ def test_workers_die_with_the_process_that_started_them(own_tmp):
         parent.wait()
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
-        left = [p for p in psutil.process_iter(["cmdline"])
-                if str(run_dir) in " ".join(p.info["cmdline"] or []) and p.status() != psutil.STATUS_ZOMBIE]
+        left = [
+            p
+            for p in psutil.process_iter(["cmdline"])
+            if str(run_dir) in " ".join(p.info["cmdline"] or []) and p.status() != psutil.STATUS_ZOMBIE
+        ]
         if not left:
             break
         time.sleep(0.1)
@@ -347,7 +372,7 @@ def test_workers_die_with_the_process_that_started_them(own_tmp):
 def test_reaping_kills_the_processes_of_a_run_whose_starter_is_gone(own_tmp):
     from core.megatron.demo import reap_orphans
 
-    dead = own_tmp / "megatron-demo-999999-1-abc"       # no process 999999 started at t=1
+    dead = own_tmp / "megatron-demo-999999-1-abc"  # no process 999999 started at t=1
     dead.mkdir()
     alive = own_tmp / "megatron-demo-0-0-mine"
     import psutil
@@ -358,7 +383,7 @@ def test_reaping_kills_the_processes_of_a_run_whose_starter_is_gone(own_tmp):
     straggler = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", str(dead)])
     try:
         removed = reap_orphans(own_tmp)
-        straggler.wait(10)   # ended long before its 120 s (psutil reaped it, so no exit code)
+        straggler.wait(10)  # ended long before its 120 s (psutil reaped it, so no exit code)
     finally:
         straggler.kill()
     assert removed == [str(dead)] and not dead.exists() and mine.exists() and not alive.exists()
@@ -423,8 +448,9 @@ def test_a_second_session_is_told_it_waits_and_its_time_counts_from_the_click(mo
 
 
 def _make_dry(*args: str) -> str:
-    out = subprocess.run(["make", "-n", "-o", ".venv/.deps-run", "run", *args], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        ["make", "-n", "-o", ".venv/.deps-run", "run", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -443,15 +469,23 @@ def test_make_run_listens_on_the_loopback_address_by_default():
     assert "http://127.0.0.1:8501" in readme and "make run HOST=0.0.0.0" in readme
 
     port = free_port()
-    app = subprocess.Popen(["make", "-o", ".venv/.deps-run", "run", f"PORT={port}"], cwd=ROOT,
-                           start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    app = subprocess.Popen(
+        ["make", "-o", ".venv/.deps-run", "run", f"PORT={port}"],
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         addresses = set()
         for _ in range(600):
             for p in [psutil.Process(app.pid)] + psutil.Process(app.pid).children(recursive=True):
                 try:
-                    addresses |= {c.laddr.ip for c in p.net_connections(kind="inet")
-                                  if c.status == psutil.CONN_LISTEN and c.laddr.port == port}
+                    addresses |= {
+                        c.laddr.ip
+                        for c in p.net_connections(kind="inet")
+                        if c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                    }
                 except psutil.Error:
                     continue
             if addresses or app.poll() is not None:
@@ -481,9 +515,13 @@ def test_every_error_code_core_can_raise_has_a_message_in_both_languages():
     import tomllib
 
     codes = set(re.findall(r'"(demo_\w+)"', (ROOT / "core/megatron/demo.py").read_text(encoding="utf-8")))
-    codes |= set(re.findall(r"\b(manifest_\w+|checkpoint_\w+|disk_full)\b",
-                            (ROOT / "core/seq2seq/errors.py").read_text(encoding="utf-8")))
-    codes -= {"demo_busy"}   # ui/megatron's own, not core's
+    codes |= set(
+        re.findall(
+            r"\b(manifest_\w+|checkpoint_\w+|disk_full)\b",
+            (ROOT / "core/seq2seq/errors.py").read_text(encoding="utf-8"),
+        )
+    )
+    codes -= {"demo_busy"}  # ui/megatron's own, not core's
     assert {"demo_worker_killed", "demo_disk_full", "checkpoint_corrupt", "manifest_empty"} <= codes
     for lang in ("en", "zh-TW"):
         words = tomllib.loads((ROOT / "ui" / "locales" / lang / "errors.toml").read_text(encoding="utf-8"))

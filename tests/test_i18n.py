@@ -1,4 +1,5 @@
 """Both languages complete; the language comes from the URL, the browser, or the default."""
+
 from core.lessons import load_locale_keys
 from ui.state import _lang_from_locale, _normalise_lang
 

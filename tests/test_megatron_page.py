@@ -1,5 +1,6 @@
 """AppTest for lesson 8 (Megatron-BERT): both languages, the torchrun demo from its button
 (success and an injected crash), the pipeline controls, ZeRO, and the layer-norm training."""
+
 from __future__ import annotations
 
 import json
@@ -29,10 +30,10 @@ def test_megatron_page_renders_in_both_languages(lang):
     # timeline, ZeRO memory, holdings, activations, BERT results, layer order, scaling
     assert len(charts(at)) == 7
     m = list(metrics(at).values())
-    assert m[:2] == ["0.3750", "0.3750"]            # default p = 4, m = 8: (p - 1)/m, measured and formula
-    assert "1,008.04 B" in m and "33.8" in m         # eq. (2) for the 1T row; eq. (4) for GPT-3
+    assert m[:2] == ["0.3750", "0.3750"]  # default p = 4, m = 8: (p - 1)/m, measured and formula
+    assert "1,008.04 B" in m and "33.8" in m  # eq. (2) for the 1T row; eq. (4) for GPT-3
     body = texts(at)
-    assert "1.88 GB" in body                         # ZeRO-3, 7.5B on 64 devices (paper: 1.9 GB)
+    assert "1.88 GB" in body  # ZeRO-3, 7.5B on 64 devices (paper: 1.9 GB)
     assert "copy_to_tensor_model_parallel_region" in body
 
 
@@ -48,7 +49,7 @@ def test_demo_button_runs_torchrun_and_shows_the_check():
     assert list(log["operator"]) == ["g", "g", "f", "f"]
     assert list(log["where"]) == ["attention.g", "mlp.g", "mlp.f", "attention.f"]
     specs = charts(at)
-    assert len(specs) == 11                          # + shard map, two joins, differences
+    assert len(specs) == 11  # + shard map, two joins, differences
     shard_map = specs[0]
     assert {tr["name"] for tr in shard_map["data"]} == {"rank 0", "rank 1"}
 
@@ -60,7 +61,7 @@ def test_demo_reports_a_crashed_rank(lang):
     at.button(key="megatron.run").click().run(timeout=180)
     assert not at.exception
     errors = [e.value for e in at.error]
-    assert any("injected crash on rank 1" in e for e in errors), errors   # the worker's own words, quoted
+    assert any("injected crash on rank 1" in e for e in errors), errors  # the worker's own words, quoted
     if lang == "zh-TW":  # the card around them is Chinese, not raw torchrun text
         assert all(re.search(r"[\u3400-\u9fff]", e) for e in errors), errors
 
@@ -68,10 +69,10 @@ def test_demo_reports_a_crashed_rank(lang):
 def test_pipeline_controls_move_the_bubble():
     at = run_lesson("megatron", "en")
     at.selectbox(key="megatron.schedule").set_value("interleaved").run()
-    assert list(metrics(at).values())[:2] == ["0.1875", "0.1875"]   # 3 / (2 * 8)
-    at.slider(key="megatron.m").set_value(6).run()                  # not a multiple of p = 4
+    assert list(metrics(at).values())[:2] == ["0.1875", "0.1875"]  # 3 / (2 * 8)
+    at.slider(key="megatron.m").set_value(6).run()  # not a multiple of p = 4
     assert any("multiple of p" in w.value for w in at.warning)
-    assert list(metrics(at).values())[:2] == ["0.3750", "0.3750"]   # m rounded to 4: 3 / (2 * 4)
+    assert list(metrics(at).values())[:2] == ["0.3750", "0.3750"]  # m rounded to 4: 3 / (2 * 4)
     tl = next(s for s in charts(at) if s["layout"]["title"]["text"].startswith("Interleaved"))
     assert sum(len(tr["x"]) for tr in tl["data"]) == 2 * 4 * 4 * 2  # F and B per device, micro-batch, chunk
 
@@ -79,7 +80,7 @@ def test_pipeline_controls_move_the_bubble():
 def test_zero_stage_changes_the_holdings():
     at = run_lesson("megatron", "en")
     at.radio(key="megatron.zero_stage").set_value(1).run()
-    assert "31.41 GB" in texts(at)                   # Rajbhandari et al. 2019, Figure 1: 31.4 GB
+    assert "31.41 GB" in texts(at)  # Rajbhandari et al. 2019, Figure 1: 31.4 GB
 
 
 def test_layer_norm_training_from_the_button():
@@ -121,7 +122,9 @@ def test_formulas_are_printed_from_the_formulas_module(lang):
     printed = [el.value.strip("$\n ") for el in at.latex]
     body = fm.latex(fm.PARAMS).split(" = ", 1)[1]
     assert any(x.endswith(body) for x in printed), printed
-    assert any(fm.latex(fm.FLOPS) in x and x.endswith(fm.latex(fm.TRAINING_SECONDS).split(" = ", 1)[1]) for x in printed)
+    assert any(
+        fm.latex(fm.FLOPS) in x and x.endswith(fm.latex(fm.TRAINING_SECONDS).split(" = ", 1)[1]) for x in printed
+    )
     assert any(x.endswith(fm.latex(fm.ACTIVATIONS[("none", False)]).split(" = ", 1)[1]) for x in printed)
     assert any(x.endswith(fm.latex(fm.ZERO[3]).split(" = ", 1)[1]) for x in printed)  # default stage 3
     # no English left side in the Chinese page

@@ -5,6 +5,7 @@ arguments), the BERT lessons' example keys in ui/locales (…_default, …_examp
 4–5), the defaults of core/widgets.py's BERT widgets, and the sentiment posts of both languages. The
 tokenizer is the default model's own (the project's bilingual BERT when installed), asked directly.
 """
+
 from __future__ import annotations
 
 import json
@@ -67,7 +68,8 @@ def tokenizer():
 
     bundle = load("", device="cpu")
     assert bundle.name == DEFAULT_MODEL_NAME, (
-        f"the default model is {bundle.name}, not the project's bilingual BERT: install models/{DEFAULT_MODEL_NAME}")
+        f"the default model is {bundle.name}, not the project's bilingual BERT: install models/{DEFAULT_MODEL_NAME}"
+    )
     return bundle.tokenizer
 
 
@@ -76,8 +78,8 @@ def test_collector_finds_both_languages_and_every_source():
     wheres = " ".join(w for w, _ in found)
     for source in ("ui/locales/en/", "ui/locales/zh-TW/", "core/widgets.py", "posts_zh.json"):
         assert source in wheres, source
-    assert any("\u4e00" <= c <= "\u9fff" for _, s in found for c in s)   # Chinese examples are collected
-    assert any("[MASK]" in s for _, s in found)                          # and the fill-mask examples
+    assert any("\u4e00" <= c <= "\u9fff" for _, s in found for c in s)  # Chinese examples are collected
+    assert any("[MASK]" in s for _, s in found)  # and the fill-mask examples
 
 
 def test_no_example_sentence_has_unk(tokenizer):

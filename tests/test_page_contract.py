@@ -1,5 +1,6 @@
 """core.page_contract: the steps a page script draws after and keeps its inputs in, checked
 against each language's Markdown."""
+
 from __future__ import annotations
 
 import shutil
@@ -26,8 +27,10 @@ def test_every_shipped_lesson_serves_its_page():
 def test_contract_is_read_from_the_decorators():
     contract = read_contract(ROOT / PAGE)
     assert contract.sections["heatmap"] == _line_of('@page.widget("heatmap")')
-    assert contract.inputs == {"qkv": _line_of('@page.inputs("qkv")'),
-                               "scaled-dot-product": _line_of('@page.inputs("scaled-dot-product")')}
+    assert contract.inputs == {
+        "qkv": _line_of('@page.inputs("qkv")'),
+        "scaled-dot-product": _line_of('@page.inputs("scaled-dot-product")'),
+    }
 
 
 @pytest.fixture()

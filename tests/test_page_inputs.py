@@ -1,5 +1,6 @@
 """Lessons 3, 5 and 7 with a section moved above the step that holds the page's inputs: every
 figure is still drawn, from the same inputs (lesson 4 is in test_attention_pages.py)."""
+
 from __future__ import annotations
 
 import json

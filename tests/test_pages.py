@@ -1,4 +1,5 @@
 """Every lesson runs under AppTest in both languages; presenter mode; broken lessons."""
+
 from __future__ import annotations
 
 import shutil
@@ -115,8 +116,13 @@ def test_presenter_mode_scales_text_and_every_figure_but_print_never_does():
 
         apply_presenter_style()
         fig = go.Figure(go.Heatmap(z=[[1, 2], [3, 4]], texttemplate="%{z}", textfont={"size": 10}))
-        fig.update_layout(height=300, title={"text": "t", "font": {"size": 16}}, margin={"l": 10, "t": 40},
-                          xaxis={"tickfont": {"size": 11}}, legend={"font": {"size": 9}})
+        fig.update_layout(
+            height=300,
+            title={"text": "t", "font": {"size": 16}},
+            margin={"l": 10, "t": 40},
+            xaxis={"tickfont": {"size": 11}},
+            legend={"font": {"size": 9}},
+        )
         fig.add_annotation(text="a", font={"size": 8})
         figures.show(fig, key="f")
 
@@ -142,7 +148,7 @@ def test_presenter_mode_scales_text_and_every_figure_but_print_never_does():
     from ui.theme import MAX_HEIGHT_PX, scaled_figure
 
     assert scaled_figure(go_figure(700)).layout.height == MAX_HEIGHT_PX  # still fits a 1080p window
-    assert scaled_figure(go_figure(1200)).layout.height == 1200        # never shrinks
+    assert scaled_figure(go_figure(1200)).layout.height == 1200  # never shrinks
     assert big_lay["title"]["font"]["size"] == pytest.approx(16 * SCALE)
     assert big_lay["xaxis"]["tickfont"]["size"] == pytest.approx(11 * SCALE)
     assert big_lay["legend"]["font"]["size"] == pytest.approx(9 * SCALE)
@@ -155,7 +161,12 @@ def test_presenter_mode_scales_text_and_every_figure_but_print_never_does():
     assert big_lay["xaxis"]["title"]["font"]["size"] == pytest.approx(14 * SCALE)
     assert big["data"][0]["colorbar"]["tickfont"]["size"] == pytest.approx(12 * SCALE)
     assert "tickfont" not in lay.get("yaxis", {})  # outside presenter mode, the theme decides
-    assert "stMetricValue" in big_css and "stSliderThumbValue" in big_css and "stSliderTickBar" in big_css and "stCaptionContainer" in big_css
+    assert (
+        "stMetricValue" in big_css
+        and "stSliderThumbValue" in big_css
+        and "stSliderTickBar" in big_css
+        and "stCaptionContainer" in big_css
+    )
     assert "stMetricValue" not in normal_css
     # print is never presenter-sized, even with present=1 in the address
     assert printed["layout"] == {**printed["layout"], "height": 300}

@@ -1,5 +1,6 @@
 """The BERT model picker is not a file browser; the default model; deadlines on the network; failed
 loads are not cached. Tiny random BERTs built here, a local socket that never answers, no downloads."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,15 @@ def save_tiny(folder: Path, cls=BertModel, vocab: list[str] | None = None, **cfg
     folder.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     words = SPECIALS + WORDS if vocab is None else vocab
-    base = dict(vocab_size=len(SPECIALS + WORDS), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                intermediate_size=32, max_position_embeddings=64, type_vocab_size=2)
+    base = dict(
+        vocab_size=len(SPECIALS + WORDS),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )
     cls(BertConfig(**{**base, **cfg})).save_pretrained(folder)
     if words:
         (folder / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
@@ -54,14 +62,30 @@ def models(tmp_path, monkeypatch):
 
 
 def test_paths_are_refused_with_one_message_that_reveals_nothing(models, tmp_path):
-    good = save_tiny(models / "tiny")            # a valid model: refused all the same when given as a path
+    good = save_tiny(models / "tiny")  # a valid model: refused all the same when given as a path
     (tmp_path / "secret.txt").write_text("x")
-    sources = ["/etc/shadow", "/etc/passwd", "/proc/self/cwd", "~", "~/", "~root", "/nonexistent/nothing",
-               str(good), str(models), str(tmp_path / "secret.txt"), "../../etc", "./models/tiny", "..",
-               "C:\\Windows", "a/b/c", "tiny/", "file:///etc/passwd"]
+    sources = [
+        "/etc/shadow",
+        "/etc/passwd",
+        "/proc/self/cwd",
+        "~",
+        "~/",
+        "~root",
+        "/nonexistent/nothing",
+        str(good),
+        str(models),
+        str(tmp_path / "secret.txt"),
+        "../../etc",
+        "./models/tiny",
+        "..",
+        "C:\\Windows",
+        "a/b/c",
+        "tiny/",
+        "file:///etc/passwd",
+    ]
     bundles = [cb.load(s, device="cpu") for s in sources]
     assert {b.notice_code for b in bundles} == {"not_allowed"}
-    assert len({b.notice for b in bundles}) == 1            # one message whatever the path
+    assert len({b.notice for b in bundles}) == 1  # one message whatever the path
     notice = bundles[0].notice
     assert "/" not in notice and "shadow" not in notice and str(tmp_path) not in notice
     assert all(b.name == cb.EMBEDDED_NAME for b in bundles)
@@ -79,6 +103,7 @@ def test_models_are_listed_and_loaded_by_name_only(models, monkeypatch):
     save_tiny(other / "tiny", max_position_embeddings=32)
     save_tiny(other / "second")
     import os
+
     monkeypatch.setenv(loader.MODELS_DIR_ENV, os.pathsep.join([str(models), str(other)]))
     assert loader.local_models() == ["second", "tiny"]
     assert cb.load("tiny", device="cpu").config.max_position_embeddings == 64
@@ -96,13 +121,16 @@ def test_tokenizer_of_only_special_tokens_is_refused(models):
     assert b.notice_code == "no_tokenizer" and "[UNK]" in b.notice
 
 
-@pytest.mark.parametrize("config, says", [
-    ("{oops", "not valid JSON"),
-    ('{"model_type": "bert", "hidden_size": "big"}', "hidden_size"),
-    ('{"model_type": "bert", "max_position_embeddings": 0}', "max_position_embeddings"),
-    ('{"model_type": "bert", "hidden_size": 10, "num_attention_heads": 4}', "multiple"),
-    ('["bert"]', "does not hold"),
-])
+@pytest.mark.parametrize(
+    "config, says",
+    [
+        ("{oops", "not valid JSON"),
+        ('{"model_type": "bert", "hidden_size": "big"}', "hidden_size"),
+        ('{"model_type": "bert", "max_position_embeddings": 0}', "max_position_embeddings"),
+        ('{"model_type": "bert", "hidden_size": 10, "num_attention_heads": 4}', "multiple"),
+        ('["bert"]', "does not hold"),
+    ],
+)
 def test_bad_config_is_reported_as_a_bad_config(models, config, says):
     folder = save_tiny(models / "broken")
     (folder / "config.json").write_text(config, encoding="utf-8")
@@ -137,7 +165,7 @@ def test_a_short_position_table_caps_what_the_views_read(models):
 
 
 def test_default_is_the_project_bert_when_its_folder_is_there(models, tmp_path):
-    assert cb.load("", device="cpu").name == cb.EMBEDDED_NAME           # not trained yet
+    assert cb.load("", device="cpu").name == cb.EMBEDDED_NAME  # not trained yet
     lab = save_tiny(loader.default_model_dir(), BertForPreTraining)
     b = cb.load("", device="cpu")
     assert b.name == loader.DEFAULT_MODEL_NAME and b.notice is None and b.is_default
@@ -208,7 +236,7 @@ def test_a_black_holed_hub_gives_the_fallback_within_the_deadline(models, black_
     assert black_hole, "the loader never reached the test server"
     assert b.notice_code == "network_timeout" and b.name == cb.EMBEDDED_NAME
     assert seconds < 1.0 + 3.0
-    again, seconds = _timed(cb.load, "org/black-holed", "cpu")   # nobody waits twice for the same id
+    again, seconds = _timed(cb.load, "org/black-holed", "cpu")  # nobody waits twice for the same id
     assert again.notice_code == "network_timeout" and seconds < 0.5
 
 
@@ -272,10 +300,13 @@ with st.sidebar:
 """
 
 
-@pytest.mark.parametrize("lang, default, minilm", [
-    ("en", "Default: Attention Lab BERT", "all-MiniLM-L6-v2 (embedded): English only, no pre-training heads"),
-    ("zh-TW", "預設：Attention Lab BERT", "all-MiniLM-L6-v2（內建）：只懂英文，沒有預訓練頭"),
-])
+@pytest.mark.parametrize(
+    "lang, default, minilm",
+    [
+        ("en", "Default: Attention Lab BERT", "all-MiniLM-L6-v2 (embedded): English only, no pre-training heads"),
+        ("zh-TW", "預設：Attention Lab BERT", "all-MiniLM-L6-v2（內建）：只懂英文，沒有預訓練頭"),
+    ],
+)
 def test_picker_lists_the_default_minilm_and_the_models_folder(models, lang, default, minilm):
     from streamlit.testing.v1 import AppTest
 
@@ -302,7 +333,7 @@ def test_sentiment_fitted_on_a_fallback_is_not_kept_for_a_source_that_loads_late
     monkeypatch.setattr(ub, "_sentiment", lambda path, source, lang: fitted.append((path, source)) or (path, source))
     ub._default_bundle.clear()
     ub._bundle_at.clear()
-    first = ub.sentiment("later", "en")              # not there yet: the default's model
+    first = ub.sentiment("later", "en")  # not there yet: the default's model
     save_tiny(models / "later")
     second = ub.sentiment("later", "en")
     assert first == (str(models.parent / "embedded"), "") and second == (str(models / "later"), "later")

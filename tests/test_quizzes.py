@@ -6,6 +6,7 @@ The AppTest runs draw a lesson's quiz and predict blocks through the app's own r
 that all of them can be answered on 2 CPU cores; lesson 1, which has no models, is also answered
 on its real page.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -20,8 +21,7 @@ TAUGHT = [lesson for lesson in CATALOG.lessons if 1 <= lesson.order <= 8]
 
 
 def blocks(lesson, lang: str, kind: str) -> list[Block]:
-    return [seg for step in lesson.steps(lang) for seg in step.segments
-            if isinstance(seg, Block) and seg.kind == kind]
+    return [seg for step in lesson.steps(lang) for seg in step.segments if isinstance(seg, Block) and seg.kind == kind]
 
 
 def test_lessons_1_to_8_are_all_here():
@@ -44,12 +44,14 @@ def test_every_lesson_has_a_quiz_with_one_right_answer_and_an_explanation(lesson
             assert len(set(texts)) == len(texts), f"{lesson.id} {lang}:{block.line}: repeated choice"
     for zh, en in zip(per_lang["zh-TW"], per_lang["en"]):
         assert len(zh.choices) == len(en.choices), (lesson.id, zh.line, en.line)
-        assert [ok for ok, _ in zh.choices] == [ok for ok, _ in en.choices], \
+        assert [ok for ok, _ in zh.choices] == [ok for ok, _ in en.choices], (
             f"{lesson.id}: the right choice differs between zh-TW.md:{zh.line} and en.md:{en.line}"
+        )
 
 
-@pytest.mark.parametrize("lesson", [lesson for lesson in TAUGHT if lesson.order in (4, 5, 6)],
-                         ids=lambda lesson: lesson.id)
+@pytest.mark.parametrize(
+    "lesson", [lesson for lesson in TAUGHT if lesson.order in (4, 5, 6)], ids=lambda lesson: lesson.id
+)
 def test_lessons_4_to_6_ask_for_a_prediction_with_a_reveal(lesson):
     for lang in LANGS:
         predicts = blocks(lesson, lang, "predict")

@@ -1,5 +1,6 @@
 """AppTest for lessons 2-3: both pages in both languages, bad input, stepping, predict-then-reveal,
 and a tiny live-training run."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,7 @@ def charts(at) -> list[dict]:
 
 def keyed(at, kind: str, key: str):
     """The one widget of ``kind`` drawn under ``lesson.follow_inputs(key, ...)`` (key + a digest)."""
-    found = [w for w in getattr(at, kind) if (w.key or "").startswith(key + ".") and
-             len(w.key) == len(key) + 11]
+    found = [w for w in getattr(at, kind) if (w.key or "").startswith(key + ".") and len(w.key) == len(key) + 11]
     assert len(found) == 1, (key, [w.key for w in getattr(at, kind)])
     return found[0]
 
@@ -38,8 +38,7 @@ def test_seq2seq_page_renders_with_its_figures(lang):
     assert len(specs) >= 6
     c_strip = specs[0]["data"][0]
     assert len(c_strip["z"][0]) == 128  # c has as many numbers as the GRU has units
-    curve = next(s for s in specs if s["data"][0].get("mode") == "lines+markers"
-                 and s["data"][0]["x"][-1] == "36-40")
+    curve = next(s for s in specs if s["data"][0].get("mode") == "lines+markers" and s["data"][0]["x"][-1] == "36-40")
     assert {tr["name"] for tr in curve["data"]} and len(curve["data"]) == 2
     # the no-attention model's line ends lower than the attention model's at length 36-40
     last = {i: tr["y"][-1] for i, tr in enumerate(curve["data"])}
@@ -55,8 +54,9 @@ def test_bahdanau_page_renders_with_its_figures(lang):
     from core.seq2seq.train import read_manifest
 
     date = next(e for e in read_manifest()["checkpoints"] if e["file"] == "date-bahdanau.safetensors")
-    assert any(f"{date['heldout_exact_match']:.1%}" in c.value and str(date["heldout_n"]) in c.value
-               for c in at.caption)
+    assert any(
+        f"{date['heldout_exact_match']:.1%}" in c.value and str(date["heldout_n"]) in c.value for c in at.caption
+    )
     specs = charts(at)
     assert len(specs) >= 4  # annotations, step, context, alignment
     alignment = specs[-1]["data"][0]
@@ -65,22 +65,28 @@ def test_bahdanau_page_renders_with_its_figures(lang):
     assert all(abs(sum(r) - 1) < 1e-3 for r in rows)
 
 
-@pytest.mark.parametrize("text, code", [
-    ("", "bad_empty"),
-    ("x" * 60, "bad_too_long"),
-    ("ABC😀", "bad_chars"),
-    ("<script>alert(1)</script>", "bad_chars"),
-    ("<img src=x onerror=alert(1)>", "bad_chars"),
-    ("\u05e9\u05dc\u05d5\u05dd", "bad_chars"),
-])
+@pytest.mark.parametrize(
+    "text, code",
+    [
+        ("", "bad_empty"),
+        ("x" * 60, "bad_too_long"),
+        ("ABC😀", "bad_chars"),
+        ("<script>alert(1)</script>", "bad_chars"),
+        ("<img src=x onerror=alert(1)>", "bad_chars"),
+        ("\u05e9\u05dc\u05d5\u05dd", "bad_chars"),
+    ],
+)
 def test_seq2seq_bad_input_gives_a_clear_message_and_the_page_keeps_working(text, code):
     at = run_lesson("seq2seq", "en")
     n_before = len(charts(at))
     at.text_input(key="seq2seq.input").set_value(text).run()
     assert not at.exception and not at.error
     shown = texts(at)
-    expected = {"bad_empty": "The input is empty", "bad_too_long": "was trained on at most 40",
-                "bad_chars": "not in this model's vocabulary"}[code]
+    expected = {
+        "bad_empty": "The input is empty",
+        "bad_too_long": "was trained on at most 40",
+        "bad_chars": "not in this model's vocabulary",
+    }[code]
     assert expected in shown
     # the user's text never reaches Markdown: no markdown element contains it
     if "<" in text:
@@ -110,7 +116,7 @@ def test_bahdanau_step_scrubbing_and_predict_then_reveal():
     assert shapes and shapes[0]["y0"] == 2.5
     assert any("y_4" in c.value for c in at.code)
     keyed(at, "selectbox", "bahdanau.predict.step").set_value(0).run()
-    keyed(at, "radio", "bahdanau.predict.guess").set_value(12).run()   # the "2" of "2026" (0-based 12)
+    keyed(at, "radio", "bahdanau.predict.guess").set_value(12).run()  # the "2" of "2026" (0-based 12)
     at.button(key="bahdanau.predict.reveal").click().run()
     assert not at.exception
     verdicts = [s.value for s in at.success] + [w.value for w in at.warning] + [e.value for e in at.error]
@@ -130,10 +136,10 @@ def test_verdict_is_close_only_for_at_least_half_the_largest_weight_and_never_fo
     from core.seq2seq.explain import verdict
 
     assert verdict([0.1, 0.6, 0.3], 1) == "right"
-    assert verdict([0.1, 0.6, 0.3], 2) == "close"          # 0.3 = half of 0.6
+    assert verdict([0.1, 0.6, 0.3], 2) == "close"  # 0.3 = half of 0.6
     assert verdict([0.1, 0.6, 0.29], 2) == "wrong"
-    assert verdict([0.004, 0.006, 0.99], 1) == "wrong"     # α = 0.006 rounds to 0.01 but is never close
-    assert verdict([0.0, 0.005, 0.008], 1) == "wrong"      # ≥ half of 0.008 but < 0.01: not close
+    assert verdict([0.004, 0.006, 0.99], 1) == "wrong"  # α = 0.006 rounds to 0.01 but is never close
+    assert verdict([0.0, 0.005, 0.008], 1) == "wrong"  # ≥ half of 0.008 but < 0.01: not close
     assert verdict([0.0, 0.01, 0.015], 1) == "close"
     assert verdict([0.0, 0.0, 1.0], 0) == "wrong"
     tr = _default_trace()
@@ -154,7 +160,8 @@ def test_predict_offers_only_the_steps_that_write_a_digit():
     assert predictable_steps(tr.outputs) == [0, 1, 2, 3, 5, 6, 8, 9]  # no "-", no end marker
     at = run_lesson("bahdanau", "en")
     assert keyed(at, "selectbox", "bahdanau.predict.step").options == [
-        f"step {i + 1}: {tr.outputs[i]}" for i in (0, 1, 2, 3, 5, 6, 8, 9)]
+        f"step {i + 1}: {tr.outputs[i]}" for i in (0, 1, 2, 3, 5, 6, 8, 9)
+    ]
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -204,7 +211,10 @@ def test_try_it_slider_starts_where_the_bottleneck_shows():
     long = "thequickbrownfoxjumpsoverthelazydogagain"
 
     def shows(m):  # the no-attention model wrong, the attention model right: compared to the text itself
-        return bottleneck(plain, task, long[:m]).output != long[:m] and bottleneck(attention, task, long[:m]).output == long[:m]
+        return (
+            bottleneck(plain, task, long[:m]).output != long[:m]
+            and bottleneck(attention, task, long[:m]).output == long[:m]
+        )
 
     assert shows(n) and not any(shows(m) for m in range(1, n))
     shown = [c.value for c in at.code]
@@ -259,9 +269,11 @@ def test_seq2seq_task_switch_shows_the_reverse_checkpoints():
 
 @pytest.mark.parametrize("mode", ["screen", "present", "print"])
 def test_candidates_table_is_a_grid_on_screen_and_a_static_table_to_project_or_print(mode):
-    at = run_lesson("bahdanau", "en", present=mode == "present", step=3 if mode == "present" else None,
-                    print_view=mode == "print")
+    at = run_lesson(
+        "bahdanau", "en", present=mode == "present", step=3 if mode == "present" else None, print_view=mode == "print"
+    )
     assert not at.exception and not at.error
+
     def candidates(elements):
         return [e.value for e in elements if list(e.value.columns) == ["candidate", "probability"]]
 

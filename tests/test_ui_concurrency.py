@@ -1,4 +1,5 @@
 """Shared state between sessions and interrupted runs: each bug here had a test that failed first."""
+
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest

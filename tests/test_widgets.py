@@ -1,4 +1,5 @@
 """Every widget a lesson can embed has a renderer and draws, with its defaults, in both languages."""
+
 from __future__ import annotations
 
 import shutil
@@ -15,7 +16,7 @@ def test_every_widget_spec_has_a_renderer_and_nothing_else():
     from ui.widgets import WIDGETS as DRAWN
 
     assert set(RENDERERS) == set(WIDGETS)  # what a Markdown block draws
-    assert set(DRAWN) == set(WIDGETS)      # the one function a page section draws too
+    assert set(DRAWN) == set(WIDGETS)  # the one function a page section draws too
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +45,11 @@ def test_every_widget_renders_with_its_defaults(all_widgets_lesson, lang, monkey
 def test_a_student_can_change_a_widget_text(all_widgets_lesson, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(all_widgets_lesson))
     at = run_lesson("all-widgets", "en")
-    box = next(b for b in at.text_input if b.key.endswith("widget-tokenizer-" + b.key.split("-")[-1].split(".")[0] + ".text")
-               or "tokenizer" in b.key)
+    box = next(
+        b
+        for b in at.text_input
+        if b.key.endswith("widget-tokenizer-" + b.key.split("-")[-1].split(".")[0] + ".text") or "tokenizer" in b.key
+    )
     box.input("").run()
     assert any("empty" in i.value for i in at.info)  # a clear notice, no figure, no error
     assert not at.exception and not at.error
@@ -94,7 +98,9 @@ def test_page_section_and_markdown_block_draw_the_same_widget(tmp_path, monkeypa
     assert set(DRAWN) == set(WIDGETS)
     page = run_lesson("bert-inputs", "en")
     text = page.text_input(key="bert-inputs.wp_text").value
-    monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(_lesson_with_blocks(tmp_path, f"```widget tokenizer\ntext: {text}\n```")))
+    monkeypatch.setenv(
+        "ATTENTION_LAB_LESSONS", str(_lesson_with_blocks(tmp_path, f"```widget tokenizer\ntext: {text}\n```"))
+    )
     md = run_lesson("blocks", "en")
     assert not md.exception and not md.error
     from_page, from_block = _chart_json(page, 0), _chart_json(md, 0)
@@ -109,9 +115,9 @@ def test_seed_range_is_one_range_for_the_check_and_the_renderer(tmp_path, monkey
     def block(seed):
         return parse_block("widget", "mask-simulator", [(2, f"seed: {seed}")], 1, 3)
 
-    assert validate(block(20000))[1] == []          # what the check accepts ...
+    assert validate(block(20000))[1] == []  # what the check accepts ...
     assert validate(block(SEED.maximum))[1] == []
-    assert validate(block(SEED.maximum + 1))[1]     # ... up to the one maximum
+    assert validate(block(SEED.maximum + 1))[1]  # ... up to the one maximum
     lessons = _lesson_with_blocks(tmp_path, f"```widget mask-simulator\nseed: {SEED.maximum}\n```")
     monkeypatch.setenv("ATTENTION_LAB_LESSONS", str(lessons))
     at = run_lesson("blocks", "en")

@@ -1,5 +1,6 @@
 """The hand-sized worked examples against an independent float64 computation written out here
 (plain Python math, no torch), and every number lesson 02 states against the committed manifest."""
+
 from __future__ import annotations
 
 import json
@@ -93,9 +94,9 @@ def test_megatron_example_split_by_hand():
     close(ex.Z_full[0], Z)
     # rank i holds columns 2i, 2i+1 of A and rows 2i, 2i+1 of B
     for i in range(2):
-        close(ex.A_parts[i], [row[2 * i: 2 * i + 2] for row in A])
-        close(ex.B_parts[i], B[2 * i: 2 * i + 2])
-        close(ex.Y_parts[i][0], Y[2 * i: 2 * i + 2])
+        close(ex.A_parts[i], [row[2 * i : 2 * i + 2] for row in A])
+        close(ex.B_parts[i], B[2 * i : 2 * i + 2])
+        close(ex.Y_parts[i][0], Y[2 * i : 2 * i + 2])
         partial = [sum(Y[2 * i + r] * B[2 * i + r][c] for r in range(2)) for c in range(2)]
         close(ex.Z_parts[i][0], partial)
     close(ex.Z[0], Z)  # the all-reduce of the partial sums is the unsplit result
@@ -125,7 +126,7 @@ def _row(task: str, lengths: str) -> list[float]:
 
 def _middle_third(acc):
     n = len(acc)
-    part = acc[n // 3: 2 * n // 3]
+    part = acc[n // 3 : 2 * n // 3]
     return sum(part) / len(part)
 
 

@@ -10,6 +10,7 @@ Data cells (table cells, token labels in figures) are data, not labels: there on
 Prose drops code spans, math and link targets first; English set in italics (a cited title) and an
 English gloss in full-width parentheses after its Chinese term (注意力（attention）) are allowed.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,64 +25,265 @@ CATALOG = load_catalog()
 
 ALLOW: dict[str, set[str]] = {
     "model, architecture and library names, kept as published": {
-        "BERT", "Megatron", "MiniLM", "L6", "v2", "RoBERTa", "ALBERT", "XLNet", "GPT", "Transformer",
-        "Transformers", "transformers", "RNN", "LSTM", "GRU", "seq2seq", "Seq2seq", "RNNsearch", "GPipe",
-        "PipeDream", "Flush", "F1B", "BertForPreTraining", "ZeRO", "bertviz", "WordPiece", "PyTorch",
-        "Streamlit", "Plotly", "sympy", "Adam", "all", "MiniLM-L6-v2",
+        "BERT",
+        "Megatron",
+        "MiniLM",
+        "L6",
+        "v2",
+        "RoBERTa",
+        "ALBERT",
+        "XLNet",
+        "GPT",
+        "Transformer",
+        "Transformers",
+        "transformers",
+        "RNN",
+        "LSTM",
+        "GRU",
+        "seq2seq",
+        "Seq2seq",
+        "RNNsearch",
+        "GPipe",
+        "PipeDream",
+        "Flush",
+        "F1B",
+        "BertForPreTraining",
+        "ZeRO",
+        "bertviz",
+        "WordPiece",
+        "PyTorch",
+        "Streamlit",
+        "Plotly",
+        "sympy",
+        "Adam",
+        "all",
+        "MiniLM-L6-v2",
     },
     "authors cited (et al.)": {
-        "Bahdanau", "Cho", "Bengio", "Devlin", "Vaswani", "Luong", "Pham", "Manning", "Shoeybi", "Narayanan",
-        "Rajbhandari", "Korthikanti", "Abnar", "Zuidema", "Vig", "Clark", "Radford", "Sutskever", "Liu", "Wang",
-        "Xiong", "Ba", "Kiros", "Hinton", "Hochreiter", "Schmidhuber", "Kingma", "et", "al",
+        "Bahdanau",
+        "Cho",
+        "Bengio",
+        "Devlin",
+        "Vaswani",
+        "Luong",
+        "Pham",
+        "Manning",
+        "Shoeybi",
+        "Narayanan",
+        "Rajbhandari",
+        "Korthikanti",
+        "Abnar",
+        "Zuidema",
+        "Vig",
+        "Clark",
+        "Radford",
+        "Sutskever",
+        "Liu",
+        "Wang",
+        "Xiong",
+        "Ba",
+        "Kiros",
+        "Hinton",
+        "Hochreiter",
+        "Schmidhuber",
+        "Kingma",
+        "et",
+        "al",
     },
     "benchmarks and their metrics, named as in the papers": {
-        "MNLI", "QQP", "SQuAD", "RACE", "GLUE", "EM", "F1", "mm",
+        "MNLI",
+        "QQP",
+        "SQuAD",
+        "RACE",
+        "GLUE",
+        "EM",
+        "F1",
+        "mm",
     },
     "BERT's special tokens and task names, as the model and the paper spell them": {
-        "CLS", "SEP", "MASK", "PAD", "UNK", "IsNext", "NotNext", "MLM", "NSP", "SOP",
+        "CLS",
+        "SEP",
+        "MASK",
+        "PAD",
+        "UNK",
+        "IsNext",
+        "NotNext",
+        "MLM",
+        "NSP",
+        "SOP",
     },
     "operations and layer names as written in code and papers (glossary keeps them in English)": {
-        "LayerNorm", "LN", "MLP", "softmax", "tanh", "Concat", "GeLU", "GELU", "ReLU", "all-reduce",
-        "reduce", "post", "pre", "head_1", "head_h", "d_model", "d_k", "qquad", "arXiv", "Attention",
+        "LayerNorm",
+        "LN",
+        "MLP",
+        "softmax",
+        "tanh",
+        "Concat",
+        "GeLU",
+        "GELU",
+        "ReLU",
+        "all-reduce",
+        "reduce",
+        "post",
+        "pre",
+        "head_1",
+        "head_h",
+        "d_model",
+        "d_k",
+        "qquad",
+        "arXiv",
+        "Attention",
     },
     "hardware, units and numeric notation": {
-        "CPU", "GPU", "GPUs", "A100", "V100", "H100", "FLOP", "FLOPs", "PFLOP", "TFLOP", "kB", "MB", "GB", "B",
-        "M", "K", "fp16", "fp32", "bf16", "nats", "e", "NVIDIA", "x86_64", "aarch64", "cuda", "cpu", "mps",
-        "ms", "s",
+        "CPU",
+        "GPU",
+        "GPUs",
+        "A100",
+        "V100",
+        "H100",
+        "FLOP",
+        "FLOPs",
+        "PFLOP",
+        "TFLOP",
+        "kB",
+        "MB",
+        "GB",
+        "B",
+        "M",
+        "K",
+        "fp16",
+        "fp32",
+        "bf16",
+        "nats",
+        "e",
+        "NVIDIA",
+        "x86_64",
+        "aarch64",
+        "cuda",
+        "cpu",
+        "mps",
+        "ms",
+        "s",
     },
     "distributed-training names the lesson teaches as terms (glossary: rank, worker)": {
-        "rank", "worker", "torchrun", "torch", "gloo", "nccl", "NLP",
+        "rank",
+        "worker",
+        "torchrun",
+        "torch",
+        "gloo",
+        "nccl",
+        "NLP",
     },
     "the app's own name, and English named as a language (language switch, glossary column)": {
-        "Attention", "Lab", "English",
+        "Attention",
+        "Lab",
+        "English",
     },
     "ISO date format name in lesson 3": {"ISO"},
     "Hugging Face, where the model picker's names come from": {"Hugging", "Face"},
     "model sizes and variants as the papers name them; the code package core; NASDAQ in the example posts; pooler, the glossary's gloss for 池化層": {
-        "base", "large", "Large", "GPT-2", "GPT-3", "Megatron-3", "BertModel", "n-gram", "gram", "float32",
-        "core", "NASDAQ", "pooler",
+        "base",
+        "large",
+        "Large",
+        "GPT-2",
+        "GPT-3",
+        "Megatron-3",
+        "BertModel",
+        "n-gram",
+        "gram",
+        "float32",
+        "core",
+        "NASDAQ",
+        "pooler",
     },
 }
 # Allowed in lesson prose only (the authors' Markdown, where an English word next to its Chinese is a
 # deliberate choice); never in a label, table header or figure.
 PROSE_ONLY: dict[str, set[str]] = {
     "the lecture's own English words, quoted as the lecturer said them (lessons 2-5)": {
-        "Encoder", "Decoder", "encoder", "decoder", "Self", "Multi", "head", "BLEU", "maxout",
+        "Encoder",
+        "Decoder",
+        "encoder",
+        "decoder",
+        "Self",
+        "Multi",
+        "head",
+        "BLEU",
+        "maxout",
     },
     "the sentiment classes as the model names them (lesson 1 pairs each with its Chinese)": {
-        "positive", "neutral", "negative",
+        "positive",
+        "neutral",
+        "negative",
     },
     "cited works, corpora and organisations, named as published": {
-        "Wikipedia", "BooksCorpus", "OpenWebText", "RealNews", "CC-Stories", "Stories", "CC", "OpenAI",
-        "Twitter", "Jain", "Wallace", "Joshi", "Jaccard", "L-BFGS", "BFGS", "NASDAQ",
-        "Task", "Masked", "LM", "Input", "Output", "Representations", "Pre-training", "training", "Deep",
-        "Bidirectional", "Language", "Understanding", "of", "for", "Is", "All", "You", "Need",
-        "What", "Does", "Look", "At",
+        "Wikipedia",
+        "BooksCorpus",
+        "OpenWebText",
+        "RealNews",
+        "CC-Stories",
+        "Stories",
+        "CC",
+        "OpenAI",
+        "Twitter",
+        "Jain",
+        "Wallace",
+        "Joshi",
+        "Jaccard",
+        "L-BFGS",
+        "BFGS",
+        "NASDAQ",
+        "Task",
+        "Masked",
+        "LM",
+        "Input",
+        "Output",
+        "Representations",
+        "Pre-training",
+        "training",
+        "Deep",
+        "Bidirectional",
+        "Language",
+        "Understanding",
+        "of",
+        "for",
+        "Is",
+        "All",
+        "You",
+        "Need",
+        "What",
+        "Does",
+        "Look",
+        "At",
     },
     "code: package, module, file and command names (lessons tell the reader what to type)": {
-        "core", "python", "Python", "torch", "distributed", "run", "README", "json", "config", "manifest", "vocab",
-        "column-parallel", "column", "parallel", "query", "key", "value", "dropout", "segment", "type",
-        "attention", "rollout", "tags", "tokenization", "play", "wide", "pooler",
+        "core",
+        "python",
+        "Python",
+        "torch",
+        "distributed",
+        "run",
+        "README",
+        "json",
+        "config",
+        "manifest",
+        "vocab",
+        "column-parallel",
+        "column",
+        "parallel",
+        "query",
+        "key",
+        "value",
+        "dropout",
+        "segment",
+        "type",
+        "attention",
+        "rollout",
+        "tags",
+        "tokenization",
+        "play",
+        "wide",
+        "pooler",
     },
 }
 ALLOWED = set().union(*ALLOW.values())
@@ -135,12 +337,34 @@ def figure_strings(spec: dict) -> tuple[list[tuple[str, str]], list[tuple[str, s
 def visible(at) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]], set[str]]:
     """(prose, labels, data, example words) of one AppTest run."""
     prose, labels, data, examples = [], [], [], set()
-    for kind in ("title", "header", "subheader", "markdown", "caption", "text", "info", "warning", "error",
-                 "success", "exception"):
+    for kind in (
+        "title",
+        "header",
+        "subheader",
+        "markdown",
+        "caption",
+        "text",
+        "info",
+        "warning",
+        "error",
+        "success",
+        "exception",
+    ):
         prose += [(kind, str(getattr(el, "value", "") or "")) for el in getattr(at, kind, [])]
     labels += [("metric", m.label) for m in at.metric]
-    for kind in ("button", "checkbox", "toggle", "text_input", "text_area", "number_input", "slider",
-                 "select_slider", "selectbox", "radio", "multiselect"):
+    for kind in (
+        "button",
+        "checkbox",
+        "toggle",
+        "text_input",
+        "text_area",
+        "number_input",
+        "slider",
+        "select_slider",
+        "selectbox",
+        "radio",
+        "multiselect",
+    ):
         for el in getattr(at, kind, []):
             labels.append((kind, el.label))
             opts = [str(o) for o in getattr(el, "options", []) or []]
@@ -165,9 +389,12 @@ def visible(at) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tupl
 
 
 def _ok(word: str, examples_lower: str, allowed: set[str] = ALLOWED) -> bool:
-    return (word in allowed or bool(MATH_SYMBOL.match(word))
-            or all(part in allowed or MATH_SYMBOL.match(part) for part in re.split(r"[-_]", word))
-            or word.lower() in examples_lower)
+    return (
+        word in allowed
+        or bool(MATH_SYMBOL.match(word))
+        or all(part in allowed or MATH_SYMBOL.match(part) for part in re.split(r"[-_]", word))
+        or word.lower() in examples_lower
+    )
 
 
 def english_left(at, *, term_cells: bool = False) -> list[str]:
@@ -205,17 +432,23 @@ def test_every_zh_tw_page_speaks_chinese(lesson_id):
 def test_the_check_catches_english_labels():
     """The checker itself: a snake_case header, None in a cell, an English colour-bar title fail;
     a model name, a math symbol and an example word pass."""
+
     class Fake:
         metric = tabs = expander = dataframe = []
+
         def __init__(self, spec, frame=None):
             self._spec, self.dataframe = spec, frame or []
+
         def get(self, _):
             return [type("C", (), {"proto": type("P", (), {"spec": json.dumps(self._spec)})()})()]
+
     import pandas as pd
 
     frame = type("D", (), {"value": pd.DataFrame({"params_b": [1.0, None], "模型": ["BERT", "mixed"]})})()
-    spec = {"data": [{"type": "heatmap", "colorbar": {"title": {"text": "weight"}}, "name": "x_j"}],
-            "layout": {"xaxis": {"title": {"text": "輸入 x_j"}}}}
+    spec = {
+        "data": [{"type": "heatmap", "colorbar": {"title": {"text": "weight"}}, "name": "x_j"}],
+        "layout": {"xaxis": {"title": {"text": "輸入 x_j"}}},
+    }
     bad = english_left(Fake(spec, [frame]))
     assert any("'params'" in b or "params_b" in b for b in bad), bad
     assert any("'weight'" in b for b in bad), bad
@@ -240,8 +473,11 @@ def test_the_app_shell_speaks_chinese():
 
 @pytest.mark.parametrize(
     ("recorded", "expected"),
-    [("cpu (x86_64, 1 threads)", "CPU（x86_64，1 個 torch 執行緒）"), ("cuda (H100, 8 threads)", "GPU（H100，8 個 torch 執行緒）"),
-     ("something else", "something else")],
+    [
+        ("cpu (x86_64, 1 threads)", "CPU（x86_64，1 個 torch 執行緒）"),
+        ("cuda (H100, 8 threads)", "GPU（H100，8 個 torch 執行緒）"),
+        ("something else", "something else"),
+    ],
 )
 def test_a_recorded_device_reads_in_chinese(recorded, expected, monkeypatch):
     from ui import shell, state
@@ -260,8 +496,10 @@ def test_tables_name_every_column_and_dash_empty_cells(monkeypatch):
 
     zh = tomllib.loads((ROOT / "ui/locales/zh-TW/labels.toml").read_text(encoding="utf-8"))["column"]
     monkeypatch.setattr(state, "lang", lambda: "zh-TW")
-    rows = [{"model": "ALBERT", "mnli_mm": None, "race": float("nan"), "op": "all_reduce"},
-            {"model": "RoBERTa", "mnli_mm": 90.2, "race": 83.2, "op": "all_reduce"}]
+    rows = [
+        {"model": "ALBERT", "mnli_mm": None, "race": float("nan"), "op": "all_reduce"},
+        {"model": "RoBERTa", "mnli_mm": 90.2, "race": 83.2, "op": "all_reduce"},
+    ]
     out = tables.display_rows(rows, values={"op": {"all_reduce": "all-reduce"}})
     assert list(out[0]) == [zh["model"], zh["mnli_mm"], zh["race"], zh["op"]]
     assert out[0][zh["mnli_mm"]] == "—" and out[0][zh["race"]] == "—" and out[1][zh["mnli_mm"]] == 90.2

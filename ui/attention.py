@@ -1,6 +1,7 @@
 """Widgets shared by lessons 4 and 5: the sentence box with presets, layer/head/token pickers,
 notices, and the translated labels the figure builders take. No tensor math here.
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -43,8 +44,14 @@ def sentence(prefix: str, *, label: str | None = None, show: bool = True) -> str
         st.session_state[text_key] = preset_text(PRESETS[0])
     # labels are formatted now, in this run's language: a format_func may be called later, outside it
     names = {k: preset_text(k) for k in PRESETS} | {CUSTOM: t("self_attention.preset_custom")}
-    st.selectbox(t("self_attention.preset_label"), list(PRESETS) + [CUSTOM], key=f"{prefix}.preset",
-                 format_func=names.__getitem__, on_change=_apply_preset, args=(prefix,))
+    st.selectbox(
+        t("self_attention.preset_label"),
+        list(PRESETS) + [CUSTOM],
+        key=f"{prefix}.preset",
+        format_func=names.__getitem__,
+        on_change=_apply_preset,
+        args=(prefix,),
+    )
     return st.text_area(label or t("self_attention.input_label"), key=text_key, height=80)
 
 
@@ -52,8 +59,11 @@ def sentence_b(prefix: str, *, show: bool = True) -> str | None:
     """The optional sentence B (lesson 5): None unless the pair toggle is on."""
     key = f"{prefix}.text_b"
     if not show:
-        return st.session_state.get(key, t("multi_head.text_b_default")) if st.session_state.get(f"{prefix}.pair") \
+        return (
+            st.session_state.get(key, t("multi_head.text_b_default"))
+            if st.session_state.get(f"{prefix}.pair")
             else None
+        )
     if not st.toggle(t("multi_head.pair_toggle"), key=f"{prefix}.pair"):
         return None
     if key not in st.session_state:
@@ -104,9 +114,16 @@ def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, ma
 
 
 def model_caption(bundle) -> None:
-    st.caption(t("self_attention.model_caption", name=safe_name(bundle), layers=bundle.num_layers,
-                 heads=bundle.num_heads, hidden=bundle.hidden_size,
-                 d_k=bundle.hidden_size // bundle.num_heads))
+    st.caption(
+        t(
+            "self_attention.model_caption",
+            name=safe_name(bundle),
+            layers=bundle.num_layers,
+            heads=bundle.num_heads,
+            hidden=bundle.hidden_size,
+            d_k=bundle.hidden_size // bundle.num_heads,
+        )
+    )
 
 
 def head_census(census) -> None:
@@ -119,23 +136,37 @@ def head_census(census) -> None:
         layers = census.layers(kind)
         if not layers:
             return t("multi_head.census_ours", n=0, total=census.total)
-        return t("multi_head.census_ours_layers", n=len(layers), total=census.total,
-                 layers=", ".join(str(x) for x in layers))
+        return t(
+            "multi_head.census_ours_layers", n=len(layers), total=census.total, layers=", ".join(str(x) for x in layers)
+        )
 
     def paper(kind: str) -> str:
         if PAPER_COUNTS[kind] is None:
             return t(f"multi_head.census_paper.{kind}")
-        return t("multi_head.census_paper_count", n=PAPER_COUNTS[kind], total=PAPER_HEADS,
-                 layers=", ".join(str(x) for x in PAPER_LAYERS[kind]))
+        return t(
+            "multi_head.census_paper_count",
+            n=PAPER_COUNTS[kind],
+            total=PAPER_HEADS,
+            layers=", ".join(str(x) for x in PAPER_LAYERS[kind]),
+        )
 
     cols = [t("multi_head.census_col_kind"), t("multi_head.census_col_model"), t("multi_head.census_col_paper")]
-    rows = [dict(zip(cols, (t(f"multi_head.census_kind.{k}", broad=BROAD_THRESHOLD), ours(k), paper(k))))
-            for k in CENSUS_KINDS + ("broad",)]
+    rows = [
+        dict(zip(cols, (t(f"multi_head.census_kind.{k}", broad=BROAD_THRESHOLD), ours(k), paper(k))))
+        for k in CENSUS_KINDS + ("broad",)
+    ]
     st.markdown("**" + t("multi_head.census_title") + "**")
     st.table(rows)
     sep_layers = " · ".join(f"{layer}: {share:.2f}" for layer, share in enumerate(census.sep_share_by_layer))
-    st.caption(t("multi_head.census_caption", tokens=census.n_tokens, threshold=census.threshold,
-                 broad=BROAD_THRESHOLD, sep_layers=sep_layers))
+    st.caption(
+        t(
+            "multi_head.census_caption",
+            tokens=census.n_tokens,
+            threshold=census.threshold,
+            broad=BROAD_THRESHOLD,
+            sep_layers=sep_layers,
+        )
+    )
 
 
 def glass_labels() -> dict[str, str]:
@@ -144,8 +175,13 @@ def glass_labels() -> dict[str, str]:
 
 
 def scaling_labels() -> dict[str, str]:
-    return {"x": "d_k", "y": t("self_attention.scaling_y"), "with": t("self_attention.scaling_with"),
-            "without": t("self_attention.scaling_without"), "std": t("self_attention.scaling_std")}
+    return {
+        "x": "d_k",
+        "y": t("self_attention.scaling_y"),
+        "with": t("self_attention.scaling_with"),
+        "without": t("self_attention.scaling_without"),
+        "std": t("self_attention.scaling_std"),
+    }
 
 
 def grid_labels() -> dict[str, str]:
@@ -159,10 +195,17 @@ def tag_names() -> dict[str, str]:
 
 
 def bertviz_labels() -> dict[str, str]:
-    return {k: t(f"multi_head.bv.{k}") for k in ("layer", "head", "attention", "all", "aa", "bb", "ab", "ba",
-                                                  "heads", "layers", "softmax", "no_token")}
+    return {
+        k: t(f"multi_head.bv.{k}")
+        for k in ("layer", "head", "attention", "all", "aa", "bb", "ab", "ba", "heads", "layers", "softmax", "no_token")
+    }
 
 
 def projection_labels() -> dict[str, str]:
-    return {"concat": t("multi_head.lbl_concat"), "proj": t("multi_head.lbl_proj"),
-            "token": t("multi_head.lbl_token"), "dim": t("multi_head.lbl_dim"), "head": t("multi_head.head")}
+    return {
+        "concat": t("multi_head.lbl_concat"),
+        "proj": t("multi_head.lbl_proj"),
+        "token": t("multi_head.lbl_token"),
+        "dim": t("multi_head.lbl_dim"),
+        "head": t("multi_head.head"),
+    }

@@ -5,15 +5,16 @@ source a session uses lives in st.session_state["bert.source"] ("" = the embedde
 Nothing here imports torch at import time: the sidebar calls model_picker() on every page,
 including the home page, and only a BERT page (or a click on "Load") pays for torch.
 """
+
 from __future__ import annotations
 
 import streamlit as st
 
 from ui.i18n import t
 
-SOURCE_KEY = "bert.source"          # the source in use for this session
-LOADED_KEY = "bert.loaded"          # what the last BERT page actually got: name, heads, notice code
-INPUT_KEY = "bert.source_input"     # the sidebar's text box
+SOURCE_KEY = "bert.source"  # the source in use for this session
+LOADED_KEY = "bert.loaded"  # what the last BERT page actually got: name, heads, notice code
+INPUT_KEY = "bert.source_input"  # the sidebar's text box
 
 
 @st.cache_resource(show_spinner=False, max_entries=1)
@@ -57,10 +58,15 @@ def current_source() -> str:
 
 
 def _remember(bundle) -> None:
-    st.session_state[LOADED_KEY] = {"name": bundle.name, "heads": sorted(bundle.heads),
-                                    "code": bundle.notice_code, "source": bundle.source,
-                                    "layers": bundle.num_layers, "heads_n": bundle.num_heads,
-                                    "hidden": bundle.hidden_size}
+    st.session_state[LOADED_KEY] = {
+        "name": bundle.name,
+        "heads": sorted(bundle.heads),
+        "code": bundle.notice_code,
+        "source": bundle.source,
+        "layers": bundle.num_layers,
+        "heads_n": bundle.num_heads,
+        "hidden": bundle.hidden_size,
+    }
 
 
 def current_bundle(show_notice: bool = True):
@@ -76,8 +82,9 @@ def current_bundle(show_notice: bool = True):
 def show_fallback(bundle) -> None:
     """Why the asked-for model is not the one in use. The asked-for text is user input: plain text only."""
     code = bundle.notice_code
-    message = t(f"bert.notice.{code}") if t(f"bert.notice.{code}") != f"bert.notice.{code}" \
-        else t("bert.notice.load_failed")
+    message = (
+        t(f"bert.notice.{code}") if t(f"bert.notice.{code}") != f"bert.notice.{code}" else t("bert.notice.load_failed")
+    )
     st.warning(message, icon=":material/swap_horiz:")
     st.text(bundle.notice or "")
 
@@ -106,7 +113,7 @@ def head_text(heads) -> str:
     return ", ".join(t(f"bert.head_{h}") for h in ("mlm", "nsp") if h in heads)
 
 
-CHOICE_KEY = "bert.choice"          # the sidebar's list of the models on this machine (labels)
+CHOICE_KEY = "bert.choice"  # the sidebar's list of the models on this machine (labels)
 CHOICE_MAP_KEY = "bert.choice_map"  # label -> source, for the list's callback
 
 
@@ -177,22 +184,34 @@ def model_picker() -> None:
         if CHOICE_KEY not in st.session_state and current in labels.values():
             st.session_state[CHOICE_KEY] = next(k for k, v in labels.items() if v == current)
         st.selectbox(t("bert.choice_label"), list(labels), key=CHOICE_KEY, on_change=_choice_changed)
-        st.text_input(t("bert.source_label"), key=INPUT_KEY, placeholder=t("bert.source_placeholder"),
-                      help=t("bert.source_help"), max_chars=300)
+        st.text_input(
+            t("bert.source_label"),
+            key=INPUT_KEY,
+            placeholder=t("bert.source_placeholder"),
+            help=t("bert.source_help"),
+            max_chars=300,
+        )
         left, right = st.columns(2)
         left.button(t("bert.load"), key="bert.load_button", on_click=_load_clicked, type="primary")
-        right.button(t("bert.reset"), key="bert.reset_button", on_click=_reset_clicked,
-                     disabled=not current_source())
+        right.button(t("bert.reset"), key="bert.reset_button", on_click=_reset_clicked, disabled=not current_source())
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def param_count(vocab: int, hidden: int, layers: int, heads: int, intermediate: int, max_position: int,
-                type_vocab: int):
+def param_count(
+    vocab: int, hidden: int, layers: int, heads: int, intermediate: int, max_position: int, type_vocab: int
+):
     """core.bert.count for one shape, cached (it builds a model on the meta device: ~0.5 s)."""
     from core.bert import count
 
-    return count(vocab=vocab, hidden=hidden, layers=layers, heads=heads, intermediate=intermediate,
-                 max_position=max_position, type_vocab=type_vocab)
+    return count(
+        vocab=vocab,
+        hidden=hidden,
+        layers=layers,
+        heads=heads,
+        intermediate=intermediate,
+        max_position=max_position,
+        type_vocab=type_vocab,
+    )
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -7,6 +7,7 @@ The thread never touches Streamlit: it writes into a LiveRun under a lock, and t
 st.fragment(run_every=...), so the script never blocks for the minute the training takes. The run
 lives in st.session_state, so another session never sees it; Stop sets the run's threading.Event.
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,11 +21,11 @@ from ui.i18n import t
 
 log = logging.getLogger(__name__)
 
-RUN_KEY = "bert-outputs.live_run"      # this session's LiveRun
+RUN_KEY = "bert-outputs.live_run"  # this session's LiveRun
 STEPS_KEY = "bert-outputs.live_steps"  # the student's choice of steps (advanced)
-POLL_S = 0.7                           # how often the fragment redraws a running run
-BUDGET_S = 50.0                        # training stops after this many seconds, whatever the load: with
-                                       # the three cloze snapshots a run ends within a minute
+POLL_S = 0.7  # how often the fragment redraws a running run
+BUDGET_S = 50.0  # training stops after this many seconds, whatever the load: with
+# the three cloze snapshots a run ends within a minute
 PHASES = ("start", "middle", "end")
 
 
@@ -66,8 +67,9 @@ class LiveRun:
         from core.bert.live import pretrain_live
 
         try:
-            res = pretrain_live(steps=self.steps, on_step=self._on_step, cancel=self.cancel, seed=self.seed,
-                                time_budget_s=self.budget)
+            res = pretrain_live(
+                steps=self.steps, on_step=self._on_step, cancel=self.cancel, seed=self.seed, time_budget_s=self.budget
+            )
             with self._lock:
                 self._cancelled = bool(res["cancelled"])
                 self._seconds = float(res["seconds"])
@@ -81,10 +83,20 @@ class LiveRun:
 
     def snapshot(self) -> dict:
         with self._lock:
-            return {"step": self._step, "steps": self.steps, "progress": self._progress, "budget": self.budget, "mlm": list(self._mlm), "nsp": list(self._nsp),
-                    "cloze": dict(self._cloze), "done": self._done, "cancelled": self._cancelled,
-                    "stopping": self.cancel.is_set() and not self._done, "error": self._error,
-                    "seconds": self._seconds if self._seconds is not None else time.monotonic() - self._t0}
+            return {
+                "step": self._step,
+                "steps": self.steps,
+                "progress": self._progress,
+                "budget": self.budget,
+                "mlm": list(self._mlm),
+                "nsp": list(self._nsp),
+                "cloze": dict(self._cloze),
+                "done": self._done,
+                "cancelled": self._cancelled,
+                "stopping": self.cancel.is_set() and not self._done,
+                "error": self._error,
+                "seconds": self._seconds if self._seconds is not None else time.monotonic() - self._t0,
+            }
 
 
 def running(run: LiveRun | None) -> bool:
@@ -118,20 +130,42 @@ def comparison(manifest_path: str | None) -> dict:
     from core.bert.live import LIVE, _prepared
 
     tok, enc = _prepared()
-    live_params = count(vocab=len(tok), hidden=LIVE.hidden, layers=LIVE.layers, heads=LIVE.heads,
-                        intermediate=LIVE.intermediate, max_position=LIVE.max_position, type_vocab=2)
-    live = {"layers": LIVE.layers, "hidden": LIVE.hidden, "heads": LIVE.heads, "vocab": len(tok),
-            "parameters": live_params.pretraining_total, "tokens": enc.tokens(), "steps": LIVE.steps,
-            "batch": LIVE.batch_size, "seconds": None}
+    live_params = count(
+        vocab=len(tok),
+        hidden=LIVE.hidden,
+        layers=LIVE.layers,
+        heads=LIVE.heads,
+        intermediate=LIVE.intermediate,
+        max_position=LIVE.max_position,
+        type_vocab=2,
+    )
+    live = {
+        "layers": LIVE.layers,
+        "hidden": LIVE.hidden,
+        "heads": LIVE.heads,
+        "vocab": len(tok),
+        "parameters": live_params.pretraining_total,
+        "tokens": enc.tokens(),
+        "steps": LIVE.steps,
+        "batch": LIVE.batch_size,
+        "seconds": None,
+    }
     shipped = None
     if manifest_path and Path(manifest_path).is_file():
         m = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
         r = m.get("recipe", {})
         tokens = sum((m.get("corpus", {}).get("train_tokens") or {}).values()) or None
-        shipped = {"layers": r.get("layers"), "hidden": r.get("hidden"), "heads": r.get("heads"),
-                   "vocab": r.get("vocab_size"), "parameters": m.get("parameters"), "tokens": tokens,
-                   "steps": m.get("steps", r.get("steps")), "batch": r.get("batch_size"),
-                   "seconds": m.get("train_seconds")}
+        shipped = {
+            "layers": r.get("layers"),
+            "hidden": r.get("hidden"),
+            "heads": r.get("heads"),
+            "vocab": r.get("vocab_size"),
+            "parameters": m.get("parameters"),
+            "tokens": tokens,
+            "steps": m.get("steps", r.get("steps")),
+            "batch": r.get("batch_size"),
+            "seconds": m.get("train_seconds"),
+        }
     return {"live": live, "shipped": shipped}
 
 
@@ -176,7 +210,8 @@ def _cloze_rows(cloze: dict, lang: str) -> list[dict]:
             if phase in cloze and lang in cloze[phase]:
                 cands = cloze[phase][lang][i]["candidates"][:3]
                 row[t(f"bert_outputs.live_phase_{phase}")] = "  ·  ".join(
-                    f"{c['token']} {c['prob']:.0%}" for c in cands)
+                    f"{c['token']} {c['prob']:.0%}" for c in cands
+                )
         rows.append(row)
     return rows
 
@@ -193,20 +228,32 @@ def _draw(snap: dict, lang: str) -> None:
         st.success(t("bert_outputs.live_done", steps=snap["step"], seconds=f"{snap['seconds']:.0f}"))
         if snap["step"] < snap["steps"]:
             st.caption(t("bert_outputs.live_budget_ended", budget=f"{snap['budget']:.0f}", steps=snap["steps"]))
-    st.progress(min(1.0, snap["progress"]), text=t("bert_outputs.live_progress", step=snap["step"], steps=snap["steps"],
-                                        seconds=f"{snap['seconds']:.0f}"))
+    st.progress(
+        min(1.0, snap["progress"]),
+        text=t("bert_outputs.live_progress", step=snap["step"], steps=snap["steps"], seconds=f"{snap['seconds']:.0f}"),
+    )
     if snap["mlm"]:
         import pandas as pd
 
         mlm, nsp = t("bert_outputs.live_mlm"), t("bert_outputs.live_nsp")
-        df = pd.DataFrame({mlm: snap["mlm"], nsp: snap["nsp"]},
-                          index=pd.RangeIndex(1, len(snap["mlm"]) + 1, name=t("bert_outputs.live_step")))
+        df = pd.DataFrame(
+            {mlm: snap["mlm"], nsp: snap["nsp"]},
+            index=pd.RangeIndex(1, len(snap["mlm"]) + 1, name=t("bert_outputs.live_step")),
+        )
         st.line_chart(df, x_label=t("bert_outputs.live_step"), y_label=t("bert_outputs.live_loss"), height=260)
         from core.bert.live import _prepared
 
         vocab = len(_prepared()[0])
-        st.caption(t("bert_outputs.live_loss_caption", mlm=f"{snap['mlm'][-1]:.2f}", nsp=f"{snap['nsp'][-1]:.2f}",
-                     uniform=f"{math.log(vocab):.2f}", vocab=f"{vocab:,}", coin=f"{math.log(2):.2f}"))
+        st.caption(
+            t(
+                "bert_outputs.live_loss_caption",
+                mlm=f"{snap['mlm'][-1]:.2f}",
+                nsp=f"{snap['nsp'][-1]:.2f}",
+                uniform=f"{math.log(vocab):.2f}",
+                vocab=f"{vocab:,}",
+                coin=f"{math.log(2):.2f}",
+            )
+        )
     if snap["cloze"]:
         st.caption(t("bert_outputs.live_cloze_caption"))
         lesson.table(_cloze_rows(snap["cloze"], lang), hide_index=True, width="stretch")
@@ -220,12 +267,20 @@ def live_section(lang: str) -> None:
     snap = run.snapshot() if run is not None else None
     _comparison_table(snap["seconds"] if snap and snap["done"] and not (snap["error"] or snap["cancelled"]) else None)
     with lesson.advanced():
-        st.slider(t("bert_outputs.live_steps"), 10, LIVE.steps, LIVE.steps, 10, key=STEPS_KEY,
-                  help=t("bert_outputs.live_steps_help", steps=LIVE.steps, budget=f"{BUDGET_S:.0f}"))
+        st.slider(
+            t("bert_outputs.live_steps"),
+            10,
+            LIVE.steps,
+            LIVE.steps,
+            10,
+            key=STEPS_KEY,
+            help=t("bert_outputs.live_steps_help", steps=LIVE.steps, budget=f"{BUDGET_S:.0f}"),
+        )
     active = snap is not None and not snap["done"]
     left, right = st.columns(2)
-    left.button(t("bert_outputs.live_start"), key="bert-outputs.live_start", on_click=_start, type="primary",
-                disabled=active)
+    left.button(
+        t("bert_outputs.live_start"), key="bert-outputs.live_start", on_click=_start, type="primary", disabled=active
+    )
     right.button(t("bert_outputs.live_stop"), key="bert-outputs.live_stop", on_click=_stop, disabled=not active)
     if run is None:
         st.info(t("bert_outputs.live_idle"))
@@ -238,6 +293,6 @@ def live_section(lang: str) -> None:
             st.caption(t("bert_outputs.live_stopping"))
         _draw(snap, lang)
         if active and snap["done"]:
-            st.rerun()   # once: the buttons change and the polling stops
+            st.rerun()  # once: the buttons change and the polling stops
 
     _poll()

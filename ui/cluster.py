@@ -15,6 +15,7 @@ When every replica and nginx answer /_stcore/health, one JSON line is printed:
 ``{"balancer": P, "replicas": [ports], "pids": [pids], "nginx": pid}``. Ctrl+C (or SIGTERM) stops
 all of it; the nginx configuration lives in a temporary directory removed at exit.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -119,16 +120,32 @@ class Cluster:
         for i in range(self.n):
             port = free_port()
             log = open(self.tmp / f"replica-{i}.log", "wb")
-            cmd = [sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address", "127.0.0.1",
-                   "--server.headless", "true", "--browser.gatherUsageStats", "false", *self.extra]
-            self.procs.append(subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                               start_new_session=True))
+            cmd = [
+                sys.executable,
+                "-m",
+                "ui.serve",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+                *self.extra,
+            ]
+            self.procs.append(
+                subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            )
             self.ports.append(port)
         conf = self.tmp / "nginx.conf"
         conf.write_text(nginx_conf(self.tmp, self.port, self.ports, self.address))
-        self.nginx = subprocess.Popen([binary, "-p", str(self.tmp), "-c", str(conf), "-g", "daemon off;"],
-                                      stdout=subprocess.DEVNULL, stderr=open(self.tmp / "nginx.log", "wb"),
-                                      start_new_session=True)
+        self.nginx = subprocess.Popen(
+            [binary, "-p", str(self.tmp), "-c", str(conf), "-g", "daemon off;"],
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.tmp / "nginx.log", "wb"),
+            start_new_session=True,
+        )
         deadline = time.monotonic() + timeout
         pending = [f"http://127.0.0.1:{p}" for p in self.ports] + [f"http://127.0.0.1:{self.port}"]
         while pending:
@@ -139,8 +156,12 @@ class Cluster:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"not healthy after {timeout:.0f} s: {pending}")
             time.sleep(0.2)
-        return {"balancer": self.port, "replicas": self.ports, "pids": [p.pid for p in self.procs],
-                "nginx": self.nginx.pid}
+        return {
+            "balancer": self.port,
+            "replicas": self.ports,
+            "pids": [p.pid for p in self.procs],
+            "nginx": self.nginx.pid,
+        }
 
     def log_tail(self, name: str) -> str:
         f = self.tmp / ("nginx.log" if name == "nginx" else f"replica-{name.split()[-1]}.log")
@@ -174,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ui.cluster", description=__doc__.split("\n\n")[0])
     ap.add_argument("--replicas", type=int, default=2)
     ap.add_argument("--port", type=int, default=8500, help="the balancer's port")
-    ap.add_argument("--address", default="127.0.0.1",
-                    help="where the balancer listens; 0.0.0.0 opens it to the classroom network")
+    ap.add_argument(
+        "--address", default="127.0.0.1", help="where the balancer listens; 0.0.0.0 opens it to the classroom network"
+    )
     ap.add_argument("extra", nargs="*", help="options passed to every replica (after --)")
     args = ap.parse_args(argv)
     if args.replicas < 1:
@@ -195,8 +217,12 @@ def main(argv: list[str] | None = None) -> int:
             for i, p in enumerate(cluster.procs):
                 if p.poll() is not None and not getattr(p, "_reported", False):
                     p._reported = True
-                    print(f"replica {i} (port {cluster.ports[i]}) exited with {p.returncode}; "
-                          f"nginx sends its sessions to the others", file=sys.stderr, flush=True)
+                    print(
+                        f"replica {i} (port {cluster.ports[i]}) exited with {p.returncode}; "
+                        f"nginx sends its sessions to the others",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             time.sleep(0.5)
         print(f"nginx exited with {cluster.nginx.returncode}:\n{cluster.log_tail('nginx')}", file=sys.stderr)
         return 1

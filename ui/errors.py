@@ -5,6 +5,7 @@ result dict with "code" and "params"); this module maps each code to a translate
 ui/locales/<lang>/errors.toml, and shows the exact command that repairs it, as text. Tracebacks
 stay in the server log.
 """
+
 from __future__ import annotations
 
 import logging

@@ -1,4 +1,5 @@
 """Showing a Plotly figure the same way everywhere: PNG export in the toolbar, data downloads."""
+
 from __future__ import annotations
 
 import json
@@ -45,12 +46,24 @@ def download_buttons(key: str, data, filename: str) -> None:
         return data() if callable(data) else data
 
     left, right, _ = st.columns([1, 1, 3])
-    left.download_button(t("app.download_csv"), lambda: _to_csv(get()), file_name=f"{name}.csv",
-                         mime="text/csv", key=f"{key}.csv", icon=":material/download:", on_click="ignore")
-    right.download_button(t("app.download_json"),
-                          lambda: json.dumps(_to_records(get()), ensure_ascii=False, indent=1, default=float),
-                          file_name=f"{name}.json", mime="application/json", key=f"{key}.json",
-                          icon=":material/download:", on_click="ignore")
+    left.download_button(
+        t("app.download_csv"),
+        lambda: _to_csv(get()),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"{key}.csv",
+        icon=":material/download:",
+        on_click="ignore",
+    )
+    right.download_button(
+        t("app.download_json"),
+        lambda: json.dumps(_to_records(get()), ensure_ascii=False, indent=1, default=float),
+        file_name=f"{name}.json",
+        mime="application/json",
+        key=f"{key}.json",
+        icon=":material/download:",
+        on_click="ignore",
+    )
 
 
 def show(fig, *, key: str, data=None, filename: str | None = None, **chart_kwargs):

@@ -3,6 +3,7 @@
 Strings live in ui/locales/<lang>/<namespace>.toml; a key's first part is the file stem
 (``t("app.next_step")`` reads ``next_step`` from ``app.toml``).
 """
+
 from __future__ import annotations
 
 import functools

@@ -3,6 +3,7 @@
 A page script builds a :class:`LessonPage`, registers widgets after named sections and calls
 ``render()``. A lesson without a page script is rendered by the same class with no widgets.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -27,13 +28,28 @@ LINK_RE = re.compile(r"\]\(lesson:(?P<id>[A-Za-z0-9_-]+)(?:#(?P<anchor>[A-Za-z0-
 
 # The printable view: text, figures and tables only, on A4 portrait. No sidebar, toolbar or
 # controls (text boxes, selects, sliders, radios, buttons, expanders); tables wrap to the page.
-CONTROLS = ('[data-testid="stTextInput"]', '[data-testid="stTextArea"]', '[data-testid="stSelectbox"]',
-            '[data-testid="stMultiSelect"]', '[data-testid="stSlider"]', '[data-testid="stRadio"]',
-            '[data-testid="stNumberInput"]', '[data-testid="stCheckbox"]', '[data-testid="stToggle"]',
-            '[data-testid="stButton"]', '[data-testid="stDownloadButton"]', '[data-testid="stExpander"]',
-            '[data-testid="stFileUploader"]', '[data-testid="stColorPicker"]', '[data-testid="stDateInput"]',
-            '[data-testid="stTimeInput"]', '[data-testid="stSegmentedControl"]', '[data-testid="stPills"]',
-            '[data-testid="stChatInput"]', '[data-testid="stFeedback"]')
+CONTROLS = (
+    '[data-testid="stTextInput"]',
+    '[data-testid="stTextArea"]',
+    '[data-testid="stSelectbox"]',
+    '[data-testid="stMultiSelect"]',
+    '[data-testid="stSlider"]',
+    '[data-testid="stRadio"]',
+    '[data-testid="stNumberInput"]',
+    '[data-testid="stCheckbox"]',
+    '[data-testid="stToggle"]',
+    '[data-testid="stButton"]',
+    '[data-testid="stDownloadButton"]',
+    '[data-testid="stExpander"]',
+    '[data-testid="stFileUploader"]',
+    '[data-testid="stColorPicker"]',
+    '[data-testid="stDateInput"]',
+    '[data-testid="stTimeInput"]',
+    '[data-testid="stSegmentedControl"]',
+    '[data-testid="stPills"]',
+    '[data-testid="stChatInput"]',
+    '[data-testid="stFeedback"]',
+)
 PRINT_CSS = f"""
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], header[data-testid="stHeader"],
@@ -55,6 +71,7 @@ PRINT_CSS = f"""
 }}
 </style>
 """
+
 
 def catalog() -> Catalog:
     """The lesson catalog; an instructor's edit shows on the next reload (files are re-stat'ed)."""
@@ -277,8 +294,10 @@ class LessonPage:
     def _takes_inputs(fn: Callable) -> bool:
         """A section takes the inputs when it has a parameter without a default (``lambda g=x: ...``
         keeps its own)."""
-        return any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                   for p in inspect.signature(fn).parameters.values())
+        return any(
+            p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            for p in inspect.signature(fn).parameters.values()
+        )
 
     # -- steps -----------------------------------------------------------------------------------
     def _step_key(self) -> str:
@@ -309,13 +328,26 @@ class LessonPage:
     def _step_controls(self, step: int, total: int, where: str) -> None:
         cols = st.columns([1, 2, 1]) if where == "main" else st.columns(2)
         with cols[0]:
-            st.button(t("app.prev_step"), key=f"{self.lesson_id}.prev.{where}", disabled=step == 0,
-                      on_click=self._move, args=(-1, total), icon=":material/arrow_back:")
+            st.button(
+                t("app.prev_step"),
+                key=f"{self.lesson_id}.prev.{where}",
+                disabled=step == 0,
+                on_click=self._move,
+                args=(-1, total),
+                icon=":material/arrow_back:",
+            )
         if where == "main":
             cols[1].caption(t("app.step_of", step=step + 1, total=total))
         with cols[-1]:
-            st.button(t("app.next_step"), key=f"{self.lesson_id}.next.{where}", disabled=step >= total - 1,
-                      on_click=self._move, args=(1, total), type="primary", icon=":material/arrow_forward:")
+            st.button(
+                t("app.next_step"),
+                key=f"{self.lesson_id}.next.{where}",
+                disabled=step >= total - 1,
+                on_click=self._move,
+                args=(1, total),
+                type="primary",
+                icon=":material/arrow_forward:",
+            )
 
     # -- drawing ---------------------------------------------------------------------------------
     def _run_widgets(self, anchor: str, inputs: Inputs | None) -> None:
@@ -360,8 +392,11 @@ class LessonPage:
         lang = state.lang()
         lesson = catalog().get(self.lesson_id)
         if lesson is None:
-            error_card(t("app.lesson_error_title"), [f"no lesson with id {self.lesson_id!r} in lessons/"],
-                       t("app.lesson_error_hint"))
+            error_card(
+                t("app.lesson_error_title"),
+                [f"no lesson with id {self.lesson_id!r} in lessons/"],
+                t("app.lesson_error_hint"),
+            )
             return
         st.title(lesson.title(lang), anchor=False)
         problems = [p for p in lesson.problems if not p.in_block]  # block faults show in place
@@ -375,9 +410,13 @@ class LessonPage:
         known = {s.anchor for s in steps}
         for anchor in list(self._widgets) + [a for a, _ in self._inputs]:
             if anchor not in known:
-                error_card(t("app.widget_error"),
-                           [f"pages/: widget registered after unknown section #{anchor} "
-                            f"(sections: {', '.join(s.anchor for s in steps)})"])
+                error_card(
+                    t("app.widget_error"),
+                    [
+                        f"pages/: widget registered after unknown section #{anchor} "
+                        f"(sections: {', '.join(s.anchor for s in steps)})"
+                    ],
+                )
         if state.printing():
             st.html(PRINT_CSS)
         presenting = state.presenter() and total > 1 and not state.printing()

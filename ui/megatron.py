@@ -4,6 +4,7 @@ The demo is started with core.megatron.demo.run_demo, which launches torchrun as
 workers cannot be spawned from inside Streamlit). One demo runs at a time in this server: the
 machine has few cores and the ranks of two demos would only slow each other down.
 """
+
 from __future__ import annotations
 
 import threading
@@ -29,7 +30,6 @@ def run_demo(ranks: int, fault: str = "none", seed: int = 0) -> dict:
     so and wait for it (up to DEMO_TIMEOUT_S). The result's wall_s is the time from the click to
     the result, the wait included; run_s is the demo alone and waited_s the wait."""
     from core.megatron.demo import run_demo as launch
-
     from ui.errors import message
 
     clicked = time.perf_counter()
@@ -44,17 +44,23 @@ def run_demo(ranks: int, fault: str = "none", seed: int = 0) -> dict:
                 break
             if waited >= DEMO_TIMEOUT_S:
                 note.empty()
-                result = {"ok": False, "busy": True, "code": "demo_busy_timeout",
-                          "params": {"waited": f"{waited:.0f}"}, "waited_s": waited,
-                          "wall_s": time.perf_counter() - clicked}
+                result = {
+                    "ok": False,
+                    "busy": True,
+                    "code": "demo_busy_timeout",
+                    "params": {"waited": f"{waited:.0f}"},
+                    "waited_s": waited,
+                    "wall_s": time.perf_counter() - clicked,
+                }
                 result["error"] = message(result["code"], **result["params"])
                 st.session_state[DEMO_KEY] = result
                 return result
     waited = time.perf_counter() - clicked
     try:
         with st.spinner(t("megatron.demo_running", n=ranks)):
-            result = launch(ranks, timeout=HANG_TIMEOUT_S if fault == "hang" else DEMO_TIMEOUT_S,
-                            seed=seed, fault=fault)
+            result = launch(
+                ranks, timeout=HANG_TIMEOUT_S if fault == "hang" else DEMO_TIMEOUT_S, seed=seed, fault=fault
+            )
     finally:
         lock.release()
     result = dict(result, run_s=result.get("wall_s"), waited_s=waited, wall_s=time.perf_counter() - clicked)
@@ -80,7 +86,7 @@ def train_ln(layers: int, steps: int, lr: float) -> dict:
     shown = [0.0]
 
     def progress(fraction: float) -> None:
-        if fraction - shown[0] >= 0.02 or fraction >= 1.0:   # ~50 updates, not one per step
+        if fraction - shown[0] >= 0.02 or fraction >= 1.0:  # ~50 updates, not one per step
             shown[0] = fraction
             bar.progress(min(1.0, fraction), text=t("megatron.ln_training"))
 

@@ -1,4 +1,5 @@
 """Quizzes and predict-then-reveal blocks, and the student's progress for the session."""
+
 from __future__ import annotations
 
 import json
@@ -26,13 +27,19 @@ def summary() -> tuple[int, int, int]:
     """(quizzes answered correctly, quizzes answered, predictions made) over all lessons."""
     items = [item for lesson in progress().values() for item in lesson.values()]
     quizzes = [i for i in items if i["kind"] == "quiz"]
-    return (sum(1 for i in quizzes if i.get("correct")), len(quizzes),
-            sum(1 for i in items if i["kind"] == "predict"))
+    return (sum(1 for i in quizzes if i.get("correct")), len(quizzes), sum(1 for i in items if i["kind"] == "predict"))
 
 
 def progress_json() -> str:
-    return json.dumps({"exported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                       "language": state.lang(), "lessons": progress()}, ensure_ascii=False, indent=1)
+    return json.dumps(
+        {
+            "exported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "language": state.lang(),
+            "lessons": progress(),
+        },
+        ensure_ascii=False,
+        indent=1,
+    )
 
 
 def recorded(lesson_id: str, block: Block) -> dict | None:
@@ -50,8 +57,14 @@ def quiz(lesson_id: str, block: Block, args: dict) -> None:
         if state.printing():  # a handout: the choices as a list, nothing to click
             st.markdown("\n".join(f"- {text}" for _, text in block.choices))
             return
-        choice = st.radio(t("quiz.choose"), options, index=None, key=f"{key}.choice",
-                          format_func=lambda i: block.choices[i][1], label_visibility="collapsed")
+        choice = st.radio(
+            t("quiz.choose"),
+            options,
+            index=None,
+            key=f"{key}.choice",
+            format_func=lambda i: block.choices[i][1],
+            label_visibility="collapsed",
+        )
         if st.button(t("quiz.check"), key=f"{key}.check", disabled=choice is None):
             correct = block.choices[choice][0]
             st.session_state[f"{key}.result"] = correct
@@ -70,8 +83,12 @@ def predict(lesson_id: str, block: Block, args: dict) -> None:
         st.markdown(f"**{t('quiz.predict_title')}** · {args['question']}")
         if state.printing():  # a handout: the question alone, no empty box to fill in
             return
-        guess = st.text_input(t("quiz.your_guess"), key=f"{key}.guess", max_chars=300,
-                              placeholder=args.get("placeholder") or t("quiz.guess_placeholder"))
+        guess = st.text_input(
+            t("quiz.your_guess"),
+            key=f"{key}.guess",
+            max_chars=300,
+            placeholder=args.get("placeholder") or t("quiz.guess_placeholder"),
+        )
         if st.button(t("quiz.reveal"), key=f"{key}.reveal", disabled=not guess.strip()):
             st.session_state[f"{key}.revealed"] = True
             _record(lesson_id, block, args["question"], guess=guess.strip())

@@ -3,14 +3,18 @@
 Models are shared read-only between sessions (st.cache_resource); a model a student trains live
 lives in that student's session_state only.
 """
+
 from __future__ import annotations
 
 import streamlit as st
 
 from ui.i18n import t
 
-CHECKPOINTS = {"copy-none": "copy-none.safetensors", "copy-bahdanau": "copy-bahdanau.safetensors",
-               "date-bahdanau": "date-bahdanau.safetensors"}
+CHECKPOINTS = {
+    "copy-none": "copy-none.safetensors",
+    "copy-bahdanau": "copy-bahdanau.safetensors",
+    "date-bahdanau": "date-bahdanau.safetensors",
+}
 
 
 @st.cache_resource(show_spinner=False)
@@ -75,20 +79,24 @@ REQUIRED_TASKS = frozenset(name.split("-")[0] for name in CHECKPOINTS)
 def manifest_entries(task: str) -> list[dict]:
     """The task's checkpoints, the model without attention first (it is the lesson's subject).
     A lesson's task with no entry ends the page's run with an error card."""
-    entries = sorted((e for e in manifest()["checkpoints"] if e.get("task") == task),
-                     key=lambda e: e.get("attention") != "none")
+    entries = sorted(
+        (e for e in manifest()["checkpoints"] if e.get("task") == task), key=lambda e: e.get("attention") != "none"
+    )
     if not entries and task in REQUIRED_TASKS:
         from core.seq2seq.errors import CheckpointError, retrain_command
-
         from ui.errors import stop_with
 
-        stop_with(CheckpointError("checkpoint_missing", file=f"{task}-*.safetensors",
-                                  command=retrain_command(task, "bahdanau")))
+        stop_with(
+            CheckpointError(
+                "checkpoint_missing", file=f"{task}-*.safetensors", command=retrain_command(task, "bahdanau")
+            )
+        )
     return entries
 
 
-def checked_input(task_name: str, label: str, key: str, default: str, examples: tuple[str, ...] | None = None,
-                  help: str | None = None):
+def checked_input(
+    task_name: str, label: str, key: str, default: str, examples: tuple[str, ...] | None = None, help: str | None = None
+):
     """A text box (with example picks) whose text is checked against the task's vocabulary.
 
     Returns the cleaned text when a model can read it, else None after a clear notice. User text
@@ -97,11 +105,18 @@ def checked_input(task_name: str, label: str, key: str, default: str, examples: 
 
     task = get_task(task_name)
     if examples:
+
         def _pick():
             st.session_state[key] = st.session_state[f"{key}.example"]
 
-        st.selectbox(t("seq2seq.examples"), examples, key=f"{key}.example", on_change=_pick,
-                     index=None, placeholder=t("seq2seq.examples_placeholder"))
+        st.selectbox(
+            t("seq2seq.examples"),
+            examples,
+            key=f"{key}.example",
+            on_change=_pick,
+            index=None,
+            placeholder=t("seq2seq.examples_placeholder"),
+        )
     if key not in st.session_state:
         st.session_state[key] = default
     text = st.text_input(label, key=key, help=help)
@@ -143,10 +158,21 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
         ss[run_key], ss[cancel_key] = False, True
 
     cols = st.columns([1, 1, 3])
-    cols[0].button(t("seq2seq.train_button"), key=f"{key}.start", on_click=_start, type="primary",
-                   icon=":material/model_training:", disabled=bool(ss.get(run_key)))
-    cols[1].button(t("seq2seq.cancel_button"), key=f"{key}.cancel", on_click=_cancel,
-                   icon=":material/stop:", disabled=not ss.get(run_key))
+    cols[0].button(
+        t("seq2seq.train_button"),
+        key=f"{key}.start",
+        on_click=_start,
+        type="primary",
+        icon=":material/model_training:",
+        disabled=bool(ss.get(run_key)),
+    )
+    cols[1].button(
+        t("seq2seq.cancel_button"),
+        key=f"{key}.cancel",
+        on_click=_cancel,
+        icon=":material/stop:",
+        disabled=not ss.get(run_key),
+    )
     if ss.get(cancel_key):
         st.info(t("seq2seq.train_cancelled"), icon=":material/info:")
     elif ss.pop(f"{key}.interrupted", False):
@@ -158,9 +184,17 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
 
         def on_progress(p):
             acc = "–" if p.valid_acc is None else f"{p.valid_acc:.1%}"
-            bar.progress(min(1.0, p.step / p.total_steps),
-                         text=t("seq2seq.train_progress", step=p.step, total=p.total_steps,
-                                loss=f"{p.loss:.4f}", acc=acc, seconds=f"{p.seconds:.0f}"))
+            bar.progress(
+                min(1.0, p.step / p.total_steps),
+                text=t(
+                    "seq2seq.train_progress",
+                    step=p.step,
+                    total=p.total_steps,
+                    loss=f"{p.loss:.4f}",
+                    acc=acc,
+                    seconds=f"{p.seconds:.0f}",
+                ),
+            )
             if draw_progress is not None:
                 with area.container():
                     draw_progress(p)
@@ -181,8 +215,10 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
         st.rerun()  # redraw the buttons (Train enabled again) and the finished run's views
     done = ss.get(result_key)
     if done is not None:
-        st.progress(1.0, text=t("seq2seq.train_done", steps=done.steps, seconds=f"{done.seconds:.1f}",
-                                acc=f"{done.valid_acc:.1%}"))
+        st.progress(
+            1.0,
+            text=t("seq2seq.train_done", steps=done.steps, seconds=f"{done.seconds:.1f}", acc=f"{done.valid_acc:.1%}"),
+        )
     return ss.get(result_key)
 
 

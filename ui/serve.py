@@ -6,6 +6,7 @@ st.navigation runs once in the process; until then a deep link such as /bahdanau
 first after a start is answered "page not found". Our pages/ holds scripts that st.navigation
 lists itself, so we say so before the server starts.
 """
+
 from __future__ import annotations
 
 import os

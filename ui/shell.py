@@ -1,4 +1,5 @@
 """The app's frame: navigation built from the lesson catalog, and the sidebar."""
+
 from __future__ import annotations
 
 import streamlit as st
@@ -14,8 +15,10 @@ def _page_for(lesson: Lesson) -> st.Page:
     common = dict(title=title, icon=lesson.icon, url_path=lesson.id, default=lesson.order == 0)
     fatal = any(p.file.endswith("lesson.toml") for p in lesson.problems)
     if fatal:
+
         def broken(lesson=lesson):
             lesson_ui.render_broken(lesson)
+
         broken.__name__ = f"broken_{lesson.id.replace('-', '_')}"
         return st.Page(broken, **common)
     if lesson.page:
@@ -23,6 +26,7 @@ def _page_for(lesson: Lesson) -> st.Page:
 
     def generic(lesson_id=lesson.id):
         lesson_ui.render_lesson(lesson_id)
+
     generic.__name__ = f"lesson_{lesson.id.replace('-', '_')}"
     return st.Page(generic, **common)
 
@@ -73,8 +77,14 @@ def sidebar():
     failed to load, or recorded an answer by then: the sidebar names what is in use now)."""
     with st.sidebar:
         st.markdown(f"**{t('app.name')}**  \n{t('app.tagline')}")
-        st.radio(t("app.language"), options=list(LANG_NAMES), format_func=LANG_NAMES.get,
-                 key="lang", horizontal=True, on_change=_on_lang)
+        st.radio(
+            t("app.language"),
+            options=list(LANG_NAMES),
+            format_func=LANG_NAMES.get,
+            key="lang",
+            horizontal=True,
+            on_change=_on_lang,
+        )
         st.toggle(t("app.presenter"), key="present", help=t("app.presenter_help"), on_change=_on_present)
         device_slot = st.empty()  # filled after the page ran: a page may have loaded torch by then
         picker_slot = st.container()
@@ -86,11 +96,18 @@ def sidebar():
 def _progress() -> None:
     right, answered, predictions = quiz.summary()
     if answered or predictions:
-        st.caption(f"{t('app.progress')}: "
-                   f"{t('app.progress_summary', right=right, answered=answered, predictions=predictions)}")
-        st.download_button(t("app.progress_download"), quiz.progress_json(), file_name="attention-lab-progress.json",
-                           mime="application/json", key="progress.download", on_click="ignore",
-                           icon=":material/download:")
+        st.caption(
+            f"{t('app.progress')}: {t('app.progress_summary', right=right, answered=answered, predictions=predictions)}"
+        )
+        st.download_button(
+            t("app.progress_download"),
+            quiz.progress_json(),
+            file_name="attention-lab-progress.json",
+            mime="application/json",
+            key="progress.download",
+            on_click="ignore",
+            icon=":material/download:",
+        )
 
 
 def main() -> None:

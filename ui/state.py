@@ -7,6 +7,7 @@ Precedence for the language: ``?lang=`` in the URL, else what the session chose,
 browser's locale (st.context.locale), else zh-TW, the lecture's language. The chosen values are
 written back to the URL so that every view is a deep link.
 """
+
 from __future__ import annotations
 
 import streamlit as st

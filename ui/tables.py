@@ -5,12 +5,11 @@ tables that scroll sideways instead of losing columns.
 ``t("labels.column.<key>")``, so both languages name every column. A key with no entry there is
 shown as written, and tests/test_zh_labels.py fails on it in zh-TW.
 """
+
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-
-import streamlit as st
 
 from ui import state
 from ui.i18n import strings, t
@@ -32,8 +31,9 @@ def _empty(value) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-def display_rows(rows: Iterable[Mapping], columns: Iterable[str] | None = None,
-                 values: Mapping[str, Mapping] | None = None) -> list[dict]:
+def display_rows(
+    rows: Iterable[Mapping], columns: Iterable[str] | None = None, values: Mapping[str, Mapping] | None = None
+) -> list[dict]:
     """Rows with display headers and "—" for empty cells. ``columns`` picks and orders the keys;
     ``values`` maps a column's raw values to display text (e.g. ``{"dir": {"fwd": "前向"}}``)."""
     rows = list(rows)
@@ -62,8 +62,13 @@ def _text(value) -> str:
     return str(value)
 
 
-def show(rows: Iterable[Mapping], columns: Iterable[str] | None = None, *,
-         values: Mapping[str, Mapping] | None = None, **kwargs):
+def show(
+    rows: Iterable[Mapping],
+    columns: Iterable[str] | None = None,
+    *,
+    values: Mapping[str, Mapping] | None = None,
+    **kwargs,
+):
     """:func:`ui.lesson.table` of :func:`display_rows`; wide tables scroll inside their frame (the frame
     keeps the page's width, so no column is cut off), the index is hidden."""
     import pandas as pd  # comes with streamlit; imported here to keep startup light

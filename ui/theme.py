@@ -4,15 +4,16 @@ Presenter mode is for the back of the room: every element of the lesson (body te
 inputs, code, tables, metrics, slider values, buttons) and every Plotly figure (fonts, height,
 margins) is drawn ``SCALE`` times its normal size. The printable view never uses it.
 """
+
 from __future__ import annotations
 
 import copy
 import re
 
-SCALE = 1.5           # presenter mode / normal, for text and figures alike
-BASE_FONT_PX = 12     # Plotly's default font size, used when a figure sets none
+SCALE = 1.5  # presenter mode / normal, for text and figures alike
+BASE_FONT_PX = 12  # Plotly's default font size, used when a figure sets none
 BASE_HEIGHT_PX = 450  # Plotly's default height, used when a figure sets none
-MAX_HEIGHT_PX = 860   # a scaled figure still fits a 1080p projector's window (a taller one stays as tall)
+MAX_HEIGHT_PX = 860  # a scaled figure still fits a 1080p projector's window (a taller one stays as tall)
 # Streamlit's chart theme sets these sizes in its template, and a template's explicit size beats a
 # size inherited from layout.font: so presenter mode sets each one the figure leaves unset.
 THEME_PX = {"title": 16, "tick": 12, "axis_title": 14, "legend": 12}
@@ -20,8 +21,9 @@ AXIS_RE = re.compile(r"^(x|y)axis\d*$")
 
 # Font objects in a Plotly figure's JSON whose "size" scales (layout, axes, legends, colour bars,
 # annotations, traces' text).
-FONT_KEYS = frozenset({"font", "tickfont", "titlefont", "textfont", "insidetextfont", "outsidetextfont",
-                       "hoverlabel", "grouptitlefont"})
+FONT_KEYS = frozenset(
+    {"font", "tickfont", "titlefont", "textfont", "insidetextfont", "outsidetextfont", "hoverlabel", "grouptitlefont"}
+)
 MARGIN_KEYS = ("l", "r", "t", "b", "pad")
 
 
@@ -79,16 +81,21 @@ def scaled_figure(fig, scale: float = SCALE):
     _default_size(layout, ("title", "font"), px["title"])
     _default_size(layout, ("legend", "font"), px["legend"])
     axes = [k for k in layout if AXIS_RE.match(k)]
-    if any(tr.get("type", "scatter") not in ("pie", "sunburst", "treemap", "table", "sankey", "indicator")
-           for tr in spec.get("data", [])):
+    if any(
+        tr.get("type", "scatter") not in ("pie", "sunburst", "treemap", "table", "sankey", "indicator")
+        for tr in spec.get("data", [])
+    ):
         axes += [k for k in ("xaxis", "yaxis") if k not in axes]
     for axis in axes:
         node = layout.setdefault(axis, {})
         _default_size(node, ("tickfont",), px["tick"])
         _default_size(node, ("title", "font"), px["axis_title"])
     colorbars = [tr.setdefault("colorbar", {}) for tr in spec.get("data", []) if tr.get("type") in COLORBAR_TRACES]
-    colorbars += [v["colorbar"] for k, v in layout.items() if k.startswith("coloraxis") and isinstance(v, dict)
-                  and isinstance(v.get("colorbar"), dict)]
+    colorbars += [
+        v["colorbar"]
+        for k, v in layout.items()
+        if k.startswith("coloraxis") and isinstance(v, dict) and isinstance(v.get("colorbar"), dict)
+    ]
     for bar in colorbars:
         _default_size(bar, ("tickfont",), px["tick"])
         _default_size(bar, ("title", "font"), px["axis_title"])

@@ -3,6 +3,7 @@
 The home page must not wait for torch (≈1-2 s on 2 cores); the lessons that need it should not
 wait either. A daemon thread does the import after the first render, once per process.
 """
+
 from __future__ import annotations
 
 import os

@@ -14,6 +14,7 @@ app):
 So a page and a Markdown block never disagree about a widget: they differ only in where the
 inputs come from.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -23,8 +24,8 @@ from ui import quiz
 from ui.i18n import t
 
 Renderer = Callable[[dict, str], None]
-RENDERERS: dict[str, Renderer] = {}     # Markdown blocks: controls, then draw()
-WIDGETS: dict[str, Callable] = {}       # the widgets themselves
+RENDERERS: dict[str, Renderer] = {}  # Markdown blocks: controls, then draw()
+WIDGETS: dict[str, Callable] = {}  # the widgets themselves
 
 
 def widget(name: str) -> Callable[[Callable], Callable]:
@@ -54,8 +55,9 @@ def render_block(block_: Block, lesson_id: str, where: str) -> None:
 
     args, problems = validate(block_)
     if problems:
-        error_card(t("app.block_error"), [f"{where}:{line}: {reason}" for line, reason in problems],
-                   t("app.lesson_error_hint"))
+        error_card(
+            t("app.block_error"), [f"{where}:{line}: {reason}" for line, reason in problems], t("app.lesson_error_hint")
+        )
         return
     if block_.kind == "quiz":
         quiz.quiz(lesson_id, block_, args)
@@ -80,8 +82,11 @@ def seed_input(label: str, key: str, value: int, container=None) -> int:
     """A random seed in the one range the lesson check also accepts (core.widgets.SEED)."""
     import streamlit as st
 
-    return int((container or st).number_input(label, min_value=SEED.minimum, max_value=SEED.maximum,
-                                               value=value, step=1, key=key))
+    return int(
+        (container or st).number_input(
+            label, min_value=SEED.minimum, max_value=SEED.maximum, value=value, step=1, key=key
+        )
+    )
 
 
 def _bundle():
@@ -97,6 +102,7 @@ def _capped(truncated: bool, total) -> None:
 
 
 # -- BERT's inputs (lesson 6) ------------------------------------------------------------------
+
 
 @widget("tokenizer")
 def tokenizer(key: str, *, text: str, details: bool = False):
@@ -118,16 +124,23 @@ def tokenizer(key: str, *, text: str, details: bool = False):
         cols[1].metric(t("bert_inputs.m_pieces"), view.n_total)
         cols[2].metric(t("bert_inputs.m_unknown"), sum(view.unknown))
         cols[3].metric(t("bert_inputs.m_cjk"), sum(view.cjk))
-    fig = wordpiece_figure(view.tokens, view.ids, view.word_index, view.continuation,
-                           labels={"title": t("bert_inputs.wp_title"), "id": t("bert_inputs.row_id"),
-                                   "piece": t("bert_inputs.row_piece")})
+    fig = wordpiece_figure(
+        view.tokens,
+        view.ids,
+        view.word_index,
+        view.continuation,
+        labels={"title": t("bert_inputs.wp_title"), "id": t("bert_inputs.row_id"), "piece": t("bert_inputs.row_piece")},
+    )
     figures.show(fig, key=key, data=view.table(), filename="wordpiece")
     if details and view.split_words:
         st.caption(t("bert_inputs.wp_split_caption"))
         from ui import lesson
 
-        lesson.table([{t("bert_inputs.col_word"): w, t("bert_inputs.col_pieces"): "  ".join(p)}
-                      for w, p in view.split_words], hide_index=True, width="stretch")
+        lesson.table(
+            [{t("bert_inputs.col_word"): w, t("bert_inputs.col_pieces"): "  ".join(p)} for w, p in view.split_words],
+            hide_index=True,
+            width="stretch",
+        )
     return view
 
 
@@ -139,9 +152,13 @@ def _tokenizer_block(args: dict, key: str) -> None:
 
 
 def _part_names() -> dict[str, str]:
-    return {"token": t("bert_inputs.part_token"), "segment": t("bert_inputs.part_segment"),
-            "position": t("bert_inputs.part_position"), "summed": t("bert_inputs.part_sum"),
-            "normed": t("bert_inputs.part_ln")}
+    return {
+        "token": t("bert_inputs.part_token"),
+        "segment": t("bert_inputs.part_segment"),
+        "position": t("bert_inputs.part_position"),
+        "summed": t("bert_inputs.part_sum"),
+        "normed": t("bert_inputs.part_ln"),
+    }
 
 
 @widget("embedding-sum")
@@ -160,23 +177,44 @@ def embedding_sum(key: str, *, text: str, text_b: str | None = None, per_token: 
     if per_token:
         options = list(range(len(parts.tokens)))
         labels = [f"{j}: {tok}" for j, tok in enumerate(parts.tokens)]  # formatted now, in this run's language
-        i = st.selectbox(t("bert_inputs.pick_token"), options, index=1 if len(options) > 1 else 0,
-                         key=lesson.follow_inputs(f"{key}.token", parts.tokens), format_func=labels.__getitem__)
+        i = st.selectbox(
+            t("bert_inputs.pick_token"),
+            options,
+            index=1 if len(options) > 1 else 0,
+            key=lesson.follow_inputs(f"{key}.token", parts.tokens),
+            format_func=labels.__getitem__,
+        )
         i = min(int(i or 0), len(options) - 1)
         rows = {names[k]: getattr(parts, k)[i] for k in names}
         norms = {names[k]: float(parts.norms[k][i]) for k in names}
-        fig = embedding_strips(rows, norms, labels={
-            "title": t("bert_inputs.strips_title", token=parts.tokens[i], i=i), "dim": t("bert_inputs.dim"),
-            "norm": t("bert_inputs.norm"), "scale_note": t("bert_inputs.strip_scale")})
-        figures.show(fig, key=f"{key}.strips", filename="embedding-strips",
-                     data=[{"dimension": d, **{k: float(getattr(parts, k)[i][d]) for k in names}}
-                           for d in range(parts.token.shape[1])])
+        fig = embedding_strips(
+            rows,
+            norms,
+            labels={
+                "title": t("bert_inputs.strips_title", token=parts.tokens[i], i=i),
+                "dim": t("bert_inputs.dim"),
+                "norm": t("bert_inputs.norm"),
+                "scale_note": t("bert_inputs.strip_scale"),
+            },
+        )
+        figures.show(
+            fig,
+            key=f"{key}.strips",
+            filename="embedding-strips",
+            data=[
+                {"dimension": d, **{k: float(getattr(parts, k)[i][d]) for k in names}}
+                for d in range(parts.token.shape[1])
+            ],
+        )
         c = st.columns(3)
         c[0].metric(t("bert_inputs.m_mean"), f"{parts.ln_mean[i]:.4f}")
         c[1].metric(t("bert_inputs.m_std"), f"{parts.ln_std[i]:.4f}")
         c[2].metric(t("bert_inputs.m_ln_norm"), f"{parts.norms['normed'][i]:.4f}")
-    fig = norms_figure(parts.tokens, {names[k]: parts.norms[k] for k in names},
-                       labels={"title": t("bert_inputs.norms_title"), "y": t("bert_inputs.norm")})
+    fig = norms_figure(
+        parts.tokens,
+        {names[k]: parts.norms[k] for k in names},
+        labels={"title": t("bert_inputs.norms_title"), "y": t("bert_inputs.norm")},
+    )
     figures.show(fig, key=key, data=parts.table(), filename="embedding-norms")
     return parts
 
@@ -190,8 +228,11 @@ def _embedding_sum_block(args: dict, key: str) -> None:
 
 # -- BERT's pre-training (lesson 7) ------------------------------------------------------------
 
+
 def _action_names() -> dict[str, str]:
-    return {a: t(f"bert_outputs.action_{a.replace(' ', '_')}") for a in ("special", "not chosen", "mask", "random", "keep")}
+    return {
+        a: t(f"bert_outputs.action_{a.replace(' ', '_')}") for a in ("special", "not chosen", "mask", "random", "keep")
+    }
 
 
 @widget("mask-simulator")
@@ -207,18 +248,34 @@ def mask_simulator(key: str, *, text: str, seed: int, prob: float = 0.15, stats:
     r = simulate_masking(bundle, text, seed=int(seed), prob=float(prob), max_length=SHOW_TOKENS)
     _capped(r.truncated, t("bert_outputs.more"))
     actions = _action_names()
-    fig = masking_figure(r.original, r.tokens, r.actions, action_names=actions,
-                         labels={"title": t("bert_outputs.mlm_title"), "original": t("bert_outputs.row_original"),
-                                 "input": t("bert_outputs.row_input")})
+    fig = masking_figure(
+        r.original,
+        r.tokens,
+        r.actions,
+        action_names=actions,
+        labels={
+            "title": t("bert_outputs.mlm_title"),
+            "original": t("bert_outputs.row_original"),
+            "input": t("bert_outputs.row_input"),
+        },
+    )
     figures.show(fig, key=key, data=r.table(), filename="mlm-masking")
     if stats:
         cols = st.columns(4)
         for col, a in zip(cols, ("mask", "random", "keep", "not chosen")):
             col.metric(actions[a], r.counts[a])
         rates = masking_rates(bundle, text, runs=1000, seed=int(seed), prob=float(prob), max_length=SHOW_TOKENS)
-        st.caption(t("bert_outputs.rates", runs=rates["runs"], chosen=f"{rates['chosen_rate']:.1%}",
-                     mask=f"{rates['mask_rate']:.1%}", random=f"{rates['random_rate']:.1%}",
-                     keep=f"{rates['keep_rate']:.1%}", prob=f"{prob:.0%}"))
+        st.caption(
+            t(
+                "bert_outputs.rates",
+                runs=rates["runs"],
+                chosen=f"{rates['chosen_rate']:.1%}",
+                mask=f"{rates['mask_rate']:.1%}",
+                random=f"{rates['random_rate']:.1%}",
+                keep=f"{rates['keep_rate']:.1%}",
+                prob=f"{prob:.0%}",
+            )
+        )
     return r
 
 
@@ -233,6 +290,7 @@ def _mask_simulator_block(args: dict, key: str) -> None:
 
 # -- Megatron (lesson 8) -----------------------------------------------------------------------
 
+
 def megatron_labels(*keys: str) -> dict:
     """Figure labels of lesson 8, translated (megatron.fig_<key>)."""
     return {k: t(f"megatron.fig_{k}") for k in keys}
@@ -244,11 +302,16 @@ def parallel_split(key: str, *, shards: dict):
     from core.figures import megatron as mfig
     from ui import figures
 
-    figures.show(mfig.shard_map(shards, labels=megatron_labels("rank", "rows", "cols", "local")),
-                 key=key, filename="tensor-parallel-shards",
-                 data=[{"rank": int(rank), **{k: s[k] for k in ("name", "global_shape", "local_shape", "split_dim",
-                                                                "ranges")}}
-                       for rank, ss in shards.items() for s in ss])
+    figures.show(
+        mfig.shard_map(shards, labels=megatron_labels("rank", "rows", "cols", "local")),
+        key=key,
+        filename="tensor-parallel-shards",
+        data=[
+            {"rank": int(rank), **{k: s[k] for k in ("name", "global_shape", "local_shape", "split_dim", "ranges")}}
+            for rank, ss in shards.items()
+            for s in ss
+        ],
+    )
 
 
 @block("parallel-split")
@@ -278,14 +341,14 @@ def pipeline_schedule(key: str, *, schedule: str, stages: int, microbatches: int
     tl = timeline(kind, p, m, v)
     labels = megatron_labels("device", "forward", "backward", "microbatch", "chunk", "stage", "time")
     labels["title"] = t("megatron.timeline_title", kind=t(f"megatron.sched_{kind}"), p=p, m=m, v=v)
-    figures.show(mfig.pipeline_figure(tl, labels=labels), key=key, filename=f"pipeline-{kind}-p{p}-m{m}-v{v}",
-                 data=tl["ops"])
+    figures.show(
+        mfig.pipeline_figure(tl, labels=labels), key=key, filename=f"pipeline-{kind}-p{p}-m{m}-v{v}", data=tl["ops"]
+    )
     k = st.columns(3)
     k[0].metric(t("megatron.bubble_measured"), f"{tl['measured_bubble_fraction']:.4f}")
     from core.megatron.calculators import bubble
 
-    k[1].metric(t("megatron.bubble_formula", f=bubble(p, m, v)["formula"]),
-                f"{tl['formula_bubble_fraction']:.4f}")
+    k[1].metric(t("megatron.bubble_formula", f=bubble(p, m, v)["formula"]), f"{tl['formula_bubble_fraction']:.4f}")
     k[2].metric(t("megatron.idle_share"), f"{tl['idle_share_of_iteration']:.1%}")
     st.caption(t("megatron.pipeline_caption", peak=tl["peak_in_flight"]))
     return tl
@@ -293,11 +356,18 @@ def pipeline_schedule(key: str, *, schedule: str, stages: int, microbatches: int
 
 @block("pipeline-schedule")
 def _pipeline_schedule_block(args: dict, key: str) -> None:
-    draw("pipeline-schedule", f"{key}.fig", schedule=args["schedule"], stages=args["stages"],
-         microbatches=args["microbatches"], chunks=args["chunks"])
+    draw(
+        "pipeline-schedule",
+        f"{key}.fig",
+        schedule=args["schedule"],
+        stages=args["stages"],
+        microbatches=args["microbatches"],
+        chunks=args["chunks"],
+    )
 
 
 # -- Bahdanau (lesson 3) -----------------------------------------------------------------------
+
 
 @widget("bahdanau-alignment")
 def bahdanau_alignment(key: str, *, trace, step: int | None = None):
@@ -308,11 +378,18 @@ def bahdanau_alignment(key: str, *, trace, step: int | None = None):
     from ui import figures
 
     tr = trace
-    fig = figs.alignment(tr.weights, tr.source, tr.outputs, step=step,
-                         labels={"title": t("bahdanau.align_title"), "x": t("bahdanau.align_x"),
-                                 "y": t("bahdanau.align_y")})
-    rows = [{"i": i + 1, "y_i": y, "j": j + 1, "x_j": x, "alpha_ij": a}
-            for i, (y, row) in enumerate(zip(tr.outputs, tr.weights)) for j, (x, a) in enumerate(zip(tr.source, row))]
+    fig = figs.alignment(
+        tr.weights,
+        tr.source,
+        tr.outputs,
+        step=step,
+        labels={"title": t("bahdanau.align_title"), "x": t("bahdanau.align_x"), "y": t("bahdanau.align_y")},
+    )
+    rows = [
+        {"i": i + 1, "y_i": y, "j": j + 1, "x_j": x, "alpha_ij": a}
+        for i, (y, row) in enumerate(zip(tr.outputs, tr.weights))
+        for j, (x, a) in enumerate(zip(tr.source, row))
+    ]
     figures.show(fig, key=key, data=rows, filename="alignment")
     st.caption(t("bahdanau.align_caption"))
 
@@ -328,15 +405,23 @@ def _bahdanau_alignment_block(args: dict, key: str) -> None:
 
 # -- self-attention and multi-head attention (lessons 4-5) -------------------------------------
 
+
 @widget("attention-heatmap")
 def attention_heatmap(key: str, *, expl, query: int | None = None, scaled: bool = True, title: str | None = None):
     """One head's weights for every query and key; ``query``'s row framed."""
     from core.figures.attention import head_heatmap
     from ui import figures
 
-    fig = head_heatmap(expl, highlight_row=query, scaled=scaled, labels={
-        "title": title or t("self_attention.heatmap_title", layer=expl.layer, head=expl.head),
-        "x": t("self_attention.heatmap_x"), "y": t("self_attention.heatmap_y")})
+    fig = head_heatmap(
+        expl,
+        highlight_row=query,
+        scaled=scaled,
+        labels={
+            "title": title or t("self_attention.heatmap_title", layer=expl.layer, head=expl.head),
+            "x": t("self_attention.heatmap_x"),
+            "y": t("self_attention.heatmap_y"),
+        },
+    )
     figures.show(fig, key=key, data=expl.matrix_wide(), filename=f"attention-layer{expl.layer}-head{expl.head}")
 
 
@@ -356,10 +441,12 @@ def _attention_heatmap_block(args: dict, key: str) -> None:
         return
     bundle = _bundle()
     left, right = st.columns(2)
-    layer = left.number_input(t("widgets.layer"), 0, bundle.num_layers - 1,
-                              min(args["layer"], bundle.num_layers - 1), key=f"{key}.layer")
-    head = right.number_input(t("widgets.head"), 0, bundle.num_heads - 1,
-                              min(args["head"], bundle.num_heads - 1), key=f"{key}.head")
+    layer = left.number_input(
+        t("widgets.layer"), 0, bundle.num_layers - 1, min(args["layer"], bundle.num_layers - 1), key=f"{key}.layer"
+    )
+    head = right.number_input(
+        t("widgets.head"), 0, bundle.num_heads - 1, min(args["head"], bundle.num_heads - 1), key=f"{key}.head"
+    )
     expl = explain_head(bundle, text, int(layer), int(head))
     lesson.tokens_capped(expl.n_tokens_full > MAX_TOKENS, expl.n_tokens_full, MAX_TOKENS)
     draw("attention-heatmap", f"{key}.fig", expl=expl)

@@ -60,9 +60,16 @@ class HeadCensus:
         out = []
         for kind in CENSUS_KINDS + ("broad",):
             pairs = self.broad if kind == "broad" else self.heads[kind]
-            out.append({"kind": kind, "heads": len(pairs), "of": self.total,
-                        "which": " ".join(f"{layer}-{head}" for layer, head in pairs),
-                        "paper_heads": PAPER_COUNTS[kind], "paper_of": PAPER_HEADS})
+            out.append(
+                {
+                    "kind": kind,
+                    "heads": len(pairs),
+                    "of": self.total,
+                    "which": " ".join(f"{layer}-{head}" for layer, head in pairs),
+                    "paper_heads": PAPER_COUNTS[kind],
+                    "paper_of": PAPER_HEADS,
+                }
+            )
         return out
 
 
@@ -70,18 +77,30 @@ def census_from(summ: HeadSummaries, *, threshold: float = CENSUS_THRESHOLD) -> 
     """Count from head summaries (no second implementation of the shares)."""
     L, H = summ.num_layers, summ.num_heads
     heads = {
-        kind: [(layer, head) for layer in range(L) for head in range(H)
-               if float(summ.metrics[kind][layer, head]) >= threshold]
+        kind: [
+            (layer, head)
+            for layer in range(L)
+            for head in range(H)
+            if float(summ.metrics[kind][layer, head]) >= threshold
+        ]
         for kind in CENSUS_KINDS
     }
-    broad = [(layer, head) for layer in range(L) for head in range(H)
-             if float(summ.metrics["entropy_norm"][layer, head]) >= BROAD_THRESHOLD]
+    broad = [
+        (layer, head)
+        for layer in range(L)
+        for head in range(H)
+        if float(summ.metrics["entropy_norm"][layer, head]) >= BROAD_THRESHOLD
+    ]
     sep_by_layer = [float(np.mean(summ.metrics["sep"][layer])) for layer in range(L)]
     return HeadCensus(L, H, summ.n_tokens, float(threshold), heads, broad, sep_by_layer)
 
 
 def head_census(
-    bundle, text: str | None, text_b: str | None = None, *, max_tokens: int = MAX_TOKENS,
+    bundle,
+    text: str | None,
+    text_b: str | None = None,
+    *,
+    max_tokens: int = MAX_TOKENS,
     threshold: float = CENSUS_THRESHOLD,
 ) -> tuple[Encoding, HeadSummaries, HeadCensus]:
     """Encode (shared cache), summarise every head and count them, for the sentence on screen."""

@@ -89,6 +89,7 @@ def summarize(
 ) -> tuple[Encoding, HeadSummaries]:
     """Encode and summarise every head in one call (for the page)."""
     enc = encode(bundle, text, text_b, max_tokens=max_tokens)
-    summ = enc.memo(("summaries",), lambda: head_summaries(enc.attentions, enc.special.get("cls", []),
-                                                            enc.special.get("sep", [])))
+    summ = enc.memo(
+        ("summaries",), lambda: head_summaries(enc.attentions, enc.special.get("cls", []), enc.special.get("sep", []))
+    )
     return enc, summ

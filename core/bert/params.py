@@ -7,6 +7,7 @@ decoder weight is tied to the word embeddings, so it adds no matrix) and the 2-w
 
     python -m core.bert count [--vocab --hidden --layers --heads --intermediate --max-position --type-vocab] --json
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -17,13 +18,13 @@ BERT_LARGE = dict(vocab=30522, hidden=1024, layers=24, heads=16, intermediate=40
 # One encoder layer, by part, in the order data flows through it: (parameter-name prefix, key).
 # Keys are stable identifiers (the UI translates them); LABELS gives the English for the CLI.
 _LAYER_PARTS = (
-    ("attention.self.query.", "query"),                 # W_Q, b_Q
-    ("attention.self.key.", "key"),                     # W_K, b_K
-    ("attention.self.value.", "value"),                 # W_V, b_V
-    ("attention.output.dense.", "attention_output"),    # W_O, b_O
+    ("attention.self.query.", "query"),  # W_Q, b_Q
+    ("attention.self.key.", "key"),  # W_K, b_K
+    ("attention.self.value.", "value"),  # W_V, b_V
+    ("attention.output.dense.", "attention_output"),  # W_O, b_O
     ("attention.output.LayerNorm.", "attention_layer_norm"),
-    ("intermediate.dense.", "ffn_in"),                  # H -> 4H, GELU
-    ("output.dense.", "ffn_out"),                       # 4H -> H
+    ("intermediate.dense.", "ffn_in"),  # H -> 4H, GELU
+    ("output.dense.", "ffn_out"),  # 4H -> H
     ("output.LayerNorm.", "ffn_layer_norm"),
 )
 _EMBED_PARTS = (
@@ -33,13 +34,24 @@ _EMBED_PARTS = (
     ("LayerNorm.", "layer_norm"),
 )
 LABELS = {
-    "token": "token embeddings (vocab x H)", "position": "position embeddings (positions x H)",
-    "segment": "segment embeddings (types x H)", "layer_norm": "embedding LayerNorm",
-    "query": "W_Q (query)", "key": "W_K (key)", "value": "W_V (value)", "attention_output": "W_O (attention output)",
-    "attention_layer_norm": "LayerNorm after attention", "ffn_in": "feed-forward in (H -> 4H)",
-    "ffn_out": "feed-forward out (4H -> H)", "ffn_layer_norm": "LayerNorm after feed-forward",
-    "layers": "all layers", "pooler": "pooler (tanh on [CLS])", "mlm_head": "MLM head (decoder tied)",
-    "nsp_head": "NSP head", "bert_model_total": "BertModel", "pretraining_total": "BertForPreTraining",
+    "token": "token embeddings (vocab x H)",
+    "position": "position embeddings (positions x H)",
+    "segment": "segment embeddings (types x H)",
+    "layer_norm": "embedding LayerNorm",
+    "query": "W_Q (query)",
+    "key": "W_K (key)",
+    "value": "W_V (value)",
+    "attention_output": "W_O (attention output)",
+    "attention_layer_norm": "LayerNorm after attention",
+    "ffn_in": "feed-forward in (H -> 4H)",
+    "ffn_out": "feed-forward out (4H -> H)",
+    "ffn_layer_norm": "LayerNorm after feed-forward",
+    "layers": "all layers",
+    "pooler": "pooler (tanh on [CLS])",
+    "mlm_head": "MLM head (decoder tied)",
+    "nsp_head": "NSP head",
+    "bert_model_total": "BertModel",
+    "pretraining_total": "BertForPreTraining",
 }
 
 
@@ -47,14 +59,14 @@ LABELS = {
 class ParamCount:
     config: dict
     embeddings: dict[str, int]
-    layer: dict[str, int]          # one encoder layer, by part
+    layer: dict[str, int]  # one encoder layer, by part
     layer_total: int
     all_layers: int
     pooler: int
-    mlm_head: int                  # excluding the decoder matrix tied to the word embeddings
+    mlm_head: int  # excluding the decoder matrix tied to the word embeddings
     nsp_head: int
-    bert_model_total: int          # BertModel
-    pretraining_total: int         # BertForPreTraining
+    bert_model_total: int  # BertModel
+    pretraining_total: int  # BertForPreTraining
     shares: dict[str, float] = field(default_factory=dict)  # fraction of BertModel's total
 
     def to_dict(self) -> dict:
@@ -64,10 +76,14 @@ class ParamCount:
         """Flat table: group, part key, English label, parameters."""
         out = [("embeddings", k, v) for k, v in self.embeddings.items()]
         out += [("layer", k, v) for k, v in self.layer.items()]
-        out += [("encoder", "layers", self.all_layers), ("pooler", "pooler", self.pooler),
-                ("heads", "mlm_head", self.mlm_head), ("heads", "nsp_head", self.nsp_head),
-                ("total", "bert_model_total", self.bert_model_total),
-                ("total", "pretraining_total", self.pretraining_total)]
+        out += [
+            ("encoder", "layers", self.all_layers),
+            ("pooler", "pooler", self.pooler),
+            ("heads", "mlm_head", self.mlm_head),
+            ("heads", "nsp_head", self.nsp_head),
+            ("total", "bert_model_total", self.bert_model_total),
+            ("total", "pretraining_total", self.pretraining_total),
+        ]
         return [{"group": g, "part": k, "label": LABELS[k], "parameters": v} for g, k, v in out]
 
 
@@ -75,21 +91,41 @@ def _sum(named: list[tuple[str, int]], prefix: str) -> int:
     return sum(n for name, n in named if name.startswith(prefix))
 
 
-def count(vocab: int = 30522, hidden: int = 768, layers: int = 12, heads: int = 12, intermediate: int = 3072,
-          max_position: int = 512, type_vocab: int = 2) -> ParamCount:
+def count(
+    vocab: int = 30522,
+    hidden: int = 768,
+    layers: int = 12,
+    heads: int = 12,
+    intermediate: int = 3072,
+    max_position: int = 512,
+    type_vocab: int = 2,
+) -> ParamCount:
     """Count BERT's parameters by part for the given shape, without allocating any weight."""
     import torch
     from transformers import BertConfig, BertForPreTraining
 
     if hidden % heads:
         raise ValueError(f"hidden ({hidden}) must be divisible by heads ({heads})")
-    for name, v in dict(vocab=vocab, hidden=hidden, layers=layers, heads=heads, intermediate=intermediate,
-                        max_position=max_position, type_vocab=type_vocab).items():
+    for name, v in dict(
+        vocab=vocab,
+        hidden=hidden,
+        layers=layers,
+        heads=heads,
+        intermediate=intermediate,
+        max_position=max_position,
+        type_vocab=type_vocab,
+    ).items():
         if v < 1:
             raise ValueError(f"{name} must be at least 1")
-    cfg = BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-                     intermediate_size=intermediate, max_position_embeddings=max_position,
-                     type_vocab_size=type_vocab)
+    cfg = BertConfig(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=intermediate,
+        max_position_embeddings=max_position,
+        type_vocab_size=type_vocab,
+    )
     with torch.device("meta"):
         model = BertForPreTraining(cfg)
     # named_parameters() lists a tied tensor once, so the MLM decoder (tied to the word embeddings)
@@ -104,19 +140,45 @@ def count(vocab: int = 30522, hidden: int = 768, layers: int = 12, heads: int = 
     nsp = _sum(named, "cls.seq_relationship.")
     base_total = sum(embeddings.values()) + all_layers + pooler
     total = sum(n for _, n in named)
-    shares = {"embeddings": sum(embeddings.values()) / base_total, "encoder": all_layers / base_total,
-              "pooler": pooler / base_total}
-    return ParamCount(config=dict(vocab=vocab, hidden=hidden, layers=layers, heads=heads, intermediate=intermediate,
-                                  max_position=max_position, type_vocab=type_vocab),
-                      embeddings=embeddings, layer=layer, layer_total=layer_total, all_layers=all_layers,
-                      pooler=pooler, mlm_head=mlm, nsp_head=nsp, bert_model_total=base_total,
-                      pretraining_total=total, shares=shares)
+    shares = {
+        "embeddings": sum(embeddings.values()) / base_total,
+        "encoder": all_layers / base_total,
+        "pooler": pooler / base_total,
+    }
+    return ParamCount(
+        config=dict(
+            vocab=vocab,
+            hidden=hidden,
+            layers=layers,
+            heads=heads,
+            intermediate=intermediate,
+            max_position=max_position,
+            type_vocab=type_vocab,
+        ),
+        embeddings=embeddings,
+        layer=layer,
+        layer_total=layer_total,
+        all_layers=all_layers,
+        pooler=pooler,
+        mlm_head=mlm,
+        nsp_head=nsp,
+        bert_model_total=base_total,
+        pretraining_total=total,
+        shares=shares,
+    )
 
 
 def config_of(bundle) -> dict:
     c = bundle.config
-    return dict(vocab=c.vocab_size, hidden=c.hidden_size, layers=c.num_hidden_layers, heads=c.num_attention_heads,
-                intermediate=c.intermediate_size, max_position=c.max_position_embeddings, type_vocab=c.type_vocab_size)
+    return dict(
+        vocab=c.vocab_size,
+        hidden=c.hidden_size,
+        layers=c.num_hidden_layers,
+        heads=c.num_attention_heads,
+        intermediate=c.intermediate_size,
+        max_position=c.max_position_embeddings,
+        type_vocab=c.type_vocab_size,
+    )
 
 
 def count_bundle(bundle) -> ParamCount:
@@ -134,5 +196,8 @@ def task_head_params(hidden: int, n_classes: int = 3, n_tags: int = 9) -> dict[s
     classification softmax(W C) with W in R^{K x H} (+ bias); token labeling, one W in R^{tags x H}
     shared by every T_i; span QA, a start vector S and an end vector E in R^H (transformers stores
     them as one Linear(H, 2), with 2 biases)."""
-    return {"classification": n_classes * hidden + n_classes, "labeling": n_tags * hidden + n_tags,
-            "span_qa": 2 * hidden + 2}
+    return {
+        "classification": n_classes * hidden + n_classes,
+        "labeling": n_tags * hidden + n_tags,
+        "span_qa": 2 * hidden + 2,
+    }

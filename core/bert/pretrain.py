@@ -15,6 +15,7 @@ Everything random comes from per-run generators (numpy.random.Generator for the 
 for masking and initialisation): no torch.manual_seed, no set_num_threads, so that two runs in one
 process (two students in lesson 7) give exactly what each gives alone.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,7 @@ import torch
 
 from .pretraining import IGNORE_INDEX
 
-IS_NEXT, NOT_NEXT = 0, 1   # the order of the released checkpoints' seq_relationship head
+IS_NEXT, NOT_NEXT = 0, 1  # the order of the released checkpoints' seq_relationship head
 
 
 @dataclass
@@ -41,8 +42,8 @@ class Recipe:
     vocab_size: int = 12000
     steps: int = 1000
     batch_size: int = 128
-    seq_len: int = 64               # most steps
-    long_seq_len: int = 128         # the last `long_frac` of the steps
+    seq_len: int = 64  # most steps
+    long_seq_len: int = 128  # the last `long_frac` of the steps
     long_frac: float = 0.1
     peak_lr: float = 1e-3
     warmup_frac: float = 0.06
@@ -52,9 +53,9 @@ class Recipe:
     mask_prob: float = 0.15
     mask_frac: float = 0.8
     random_frac: float = 0.1
-    short_seq_prob: float = 0.1     # BERT: 10 % of pairs get a random shorter target length
+    short_seq_prob: float = 0.1  # BERT: 10 % of pairs get a random shorter target length
     seed: int = 0
-    bf16: bool = True               # bf16 autocast for the matmuls (2.6x faster on AVX512-BF16 CPUs here)
+    bf16: bool = True  # bf16 autocast for the matmuls (2.6x faster on AVX512-BF16 CPUs here)
     langs: tuple = ("zh", "en")
 
     def to_dict(self) -> dict:
@@ -63,11 +64,13 @@ class Recipe:
 
 # ---------------------------------------------------------------- data
 
+
 @dataclass
 class EncodedDocs:
     """One language's documents as token-id arrays: docs[d][s] is sentence s of document d."""
+
     docs: list
-    starts: np.ndarray = field(init=False)   # (doc, sentence) pairs that have a next sentence
+    starts: np.ndarray = field(init=False)  # (doc, sentence) pairs that have a next sentence
 
     def __post_init__(self):
         self.docs = [d for d in self.docs if len(d) >= 2]
@@ -83,7 +86,7 @@ def encode_docs(tokenizer, docs: list[list[str]]) -> EncodedDocs:
     ids = tokenizer(flat, add_special_tokens=False, verbose=False)["input_ids"] if flat else []
     out, k = [], 0
     for d in docs:
-        out.append([np.asarray(x, dtype=np.int32) for x in ids[k:k + len(d)] if len(x)])
+        out.append([np.asarray(x, dtype=np.int32) for x in ids[k : k + len(d)] if len(x)])
         k += len(d)
     return EncodedDocs(out)
 
@@ -116,7 +119,7 @@ def make_pair(enc: EncodedDocs, rng: np.random.Generator, budget: int, short_seq
         odoc = enc.docs[other]
         b, _ = _take(odoc, int(rng.integers(len(odoc))), target - len(a))
         label = NOT_NEXT
-    while len(a) + len(b) > budget:   # trim the longer: A from its front, B from its end
+    while len(a) + len(b) > budget:  # trim the longer: A from its front, B from its end
         if len(a) > len(b):
             a = a[1:]
         else:
@@ -134,12 +137,12 @@ def collate(pairs, cls_id: int, sep_id: int, pad_id: int):
     for i, (a, b, _) in enumerate(pairs):
         la, lb = len(a), len(b)
         ids[i, 0] = cls_id
-        ids[i, 1:1 + la] = a
+        ids[i, 1 : 1 + la] = a
         ids[i, 1 + la] = sep_id
-        ids[i, 2 + la:2 + la + lb] = b
+        ids[i, 2 + la : 2 + la + lb] = b
         ids[i, 2 + la + lb] = sep_id
-        types[i, 2 + la:3 + la + lb] = 1
-        att[i, :3 + la + lb] = 1
+        types[i, 2 + la : 3 + la + lb] = 1
+        att[i, : 3 + la + lb] = 1
     nsp = torch.tensor([p[2] for p in pairs], dtype=torch.long)
     return torch.from_numpy(ids), torch.from_numpy(types), torch.from_numpy(att), nsp
 
@@ -155,7 +158,7 @@ class Masker:
         self.prob, self.mask_frac, self.random_frac = prob, mask_frac, random_frac
 
     def __call__(self, ids: torch.Tensor, gen: torch.Generator):
-        can = ~torch.isin(ids, self.special)                                  # (B, T)
+        can = ~torch.isin(ids, self.special)  # (B, T)
         chosen = (torch.rand(ids.shape, generator=gen) < self.prob) & can
         u = torch.rand(ids.shape, generator=gen)
         to_mask = chosen & (u < self.mask_frac)
@@ -171,16 +174,26 @@ class Masker:
 
 # ---------------------------------------------------------------- model
 
+
 def build_model(recipe: Recipe, tokenizer, gen: torch.Generator):
     """BertForPreTraining with no dropout, initialised N(0, 0.02) from `gen` (not the global RNG)."""
     from transformers import BertConfig, BertForPreTraining
-    cfg = BertConfig(vocab_size=len(tokenizer), hidden_size=recipe.hidden, num_hidden_layers=recipe.layers,
-                     num_attention_heads=recipe.heads, intermediate_size=recipe.intermediate,
-                     max_position_embeddings=recipe.max_position, type_vocab_size=2,
-                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=0.02,
-                     pad_token_id=tokenizer.pad_token_id)
+
+    cfg = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=recipe.hidden,
+        num_hidden_layers=recipe.layers,
+        num_attention_heads=recipe.heads,
+        intermediate_size=recipe.intermediate,
+        max_position_embeddings=recipe.max_position,
+        type_vocab_size=2,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        initializer_range=0.02,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     model = BertForPreTraining(cfg)
-    init_weights(model, gen)   # overwrite the default init, which drew from the global RNG
+    init_weights(model, gen)  # overwrite the default init, which drew from the global RNG
     model.tie_weights()
     return model
 
@@ -199,7 +212,7 @@ def init_weights(model, gen: torch.Generator, std: float = 0.02):
     # N(0, 0.02) token embeddings: dot products between positions then depend on their offset from the
     # first step, which shortens the "unigram plateau" where [MASK] is predicted without its context.
     # They stay learnable, as in BERT.
-    pe = model.bert.embeddings.position_embeddings.weight                  # (P, H)
+    pe = model.bert.embeddings.position_embeddings.weight  # (P, H)
     P, H = pe.shape
     pos = torch.arange(P, dtype=torch.float32)[:, None]
     div = torch.exp(torch.arange(0, H, 2, dtype=torch.float32) * (-math.log(10000.0) / H))
@@ -209,11 +222,12 @@ def init_weights(model, gen: torch.Generator, std: float = 0.02):
 
 def losses(model, input_ids, token_type_ids, attention_mask, labels, nsp_labels):
     """MLM + NSP cross-entropy, the MLM head run only at the chosen positions."""
-    seq, pooled = model.bert(input_ids=input_ids, token_type_ids=token_type_ids,
-                             attention_mask=attention_mask, return_dict=False)[:2]   # (B, T, H), (B, H)
-    chosen = labels != IGNORE_INDEX                                                    # (B, T)
-    mlm_logits = model.cls.predictions(seq[chosen])                                    # (N, V)
-    nsp_logits = model.cls.seq_relationship(pooled)                                    # (B, 2)
+    seq, pooled = model.bert(
+        input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask, return_dict=False
+    )[:2]  # (B, T, H), (B, H)
+    chosen = labels != IGNORE_INDEX  # (B, T)
+    mlm_logits = model.cls.predictions(seq[chosen])  # (N, V)
+    nsp_logits = model.cls.seq_relationship(pooled)  # (B, 2)
     mlm = torch.nn.functional.cross_entropy(mlm_logits.float(), labels[chosen])
     nsp = torch.nn.functional.cross_entropy(nsp_logits.float(), nsp_labels)
     return mlm, nsp, mlm_logits, nsp_logits
@@ -231,9 +245,12 @@ def make_optimizer(model, recipe: Recipe):
     decay, no_decay = [], []
     for n, p in model.named_parameters():
         (no_decay if n.endswith("bias") or "LayerNorm" in n else decay).append(p)
-    return torch.optim.AdamW([{"params": decay, "weight_decay": recipe.weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}],
-                             lr=recipe.peak_lr, betas=recipe.betas, eps=1e-6)
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": recipe.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=recipe.peak_lr,
+        betas=recipe.betas,
+        eps=1e-6,
+    )
 
 
 def lr_at_progress(progress: float, recipe: Recipe) -> float:
@@ -246,18 +263,27 @@ def lr_at_progress(progress: float, recipe: Recipe) -> float:
 def batch_for(step, recipe, data: dict, rng, tokenizer, progress: float | None = None):
     if progress is None:
         long = step >= int(recipe.steps * (1 - recipe.long_frac))
-    else:   # a 128-token step costs about twice a 64-token one: the last 10 % of steps ~ the last 18 % of time
+    else:  # a 128-token step costs about twice a 64-token one: the last 10 % of steps ~ the last 18 % of time
         long = recipe.long_frac > 0 and progress >= 1 - 1.8 * recipe.long_frac
     budget = (recipe.long_seq_len if long else recipe.seq_len) - 3
     langs = [l for l in recipe.langs if l in data]
-    pairs = [make_pair(data[langs[i % len(langs)]], rng, budget, recipe.short_seq_prob)
-             for i in range(recipe.batch_size)]
+    pairs = [
+        make_pair(data[langs[i % len(langs)]], rng, budget, recipe.short_seq_prob) for i in range(recipe.batch_size)
+    ]
     return collate(pairs, tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
 
 
-def train(recipe: Recipe, tokenizer, data: dict, on_step: Callable | None = None,
-          cancel: threading.Event | None = None, model=None, log_every: int = 0, log=print,
-          time_budget_s: float | None = None):
+def train(
+    recipe: Recipe,
+    tokenizer,
+    data: dict,
+    on_step: Callable | None = None,
+    cancel: threading.Event | None = None,
+    model=None,
+    log_every: int = 0,
+    log=print,
+    time_budget_s: float | None = None,
+):
     """Train; `on_step(step, mlm_loss, nsp_loss, model)` after every step. Returns (model, history).
     With `time_budget_s`, the schedule runs on the clock (fraction of the budget used) and training stops
     when the budget is spent, whatever else shares the CPU; `recipe.steps` is then only an upper bound."""
@@ -273,7 +299,7 @@ def train(recipe: Recipe, tokenizer, data: dict, on_step: Callable | None = None
     step = 0
     while step < recipe.steps:
         progress = None
-        if time_budget_s:   # the schedule follows the clock: warm-up, decay and the 128-token phase by time
+        if time_budget_s:  # the schedule follows the clock: warm-up, decay and the 128-token phase by time
             progress = (time.perf_counter() - t0) / time_budget_s
             if progress >= 1.0:
                 break
@@ -299,9 +325,12 @@ def train(recipe: Recipe, tokenizer, data: dict, on_step: Callable | None = None
             on_step(step, mlm, nspl, model)
         if log_every and (step + 1) % log_every == 0:
             k = log_every
-            log(f"step {step + 1}/{recipe.steps} mlm {sum(hist['mlm_loss'][-k:]) / k:.3f} "
+            log(
+                f"step {step + 1}/{recipe.steps} mlm {sum(hist['mlm_loss'][-k:]) / k:.3f} "
                 f"nsp {sum(hist['nsp_loss'][-k:]) / k:.3f} lr {lr:.2e} "
-                f"{(time.perf_counter() - t0) / (step + 1):.3f} s/step", flush=True)
+                f"{(time.perf_counter() - t0) / (step + 1):.3f} s/step",
+                flush=True,
+            )
         step += 1
     hist["seconds"] = time.perf_counter() - t0
     hist["steps"] = len(hist["mlm_loss"])
@@ -312,6 +341,7 @@ def train(recipe: Recipe, tokenizer, data: dict, on_step: Callable | None = None
 
 # ---------------------------------------------------------------- held-out metrics
 
+
 def heldout_batches(tokenizer, enc: EncodedDocs, n_pairs: int, seq_len: int, seed: int, batch_size: int = 64):
     """A fixed set of held-out pairs and maskings (same seed -> same tokens chosen)."""
     rng = np.random.default_rng(seed)
@@ -320,8 +350,9 @@ def heldout_batches(tokenizer, enc: EncodedDocs, n_pairs: int, seq_len: int, see
     pairs = [make_pair(enc, rng, seq_len - 3, 0.0) for _ in range(n_pairs)]
     out = []
     for i in range(0, n_pairs, batch_size):
-        ids, types, att, nsp = collate(pairs[i:i + batch_size], tokenizer.cls_token_id, tokenizer.sep_token_id,
-                                       tokenizer.pad_token_id)
+        ids, types, att, nsp = collate(
+            pairs[i : i + batch_size], tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+        )
         masked, labels = masker(ids, gen)
         out.append((masked, types, att, labels, nsp))
     return out
@@ -338,7 +369,7 @@ def evaluate(model, batches) -> dict:
         masked, types, att, labels, nsp = (t.to(dev) for t in batch)
         mlm, nspl, logits, nsp_logits = losses(model, masked, types, att, labels, nsp)
         gold = labels[labels != IGNORE_INDEX]
-        top = logits.topk(5, dim=-1).indices                     # (N, 5)
+        top = logits.topk(5, dim=-1).indices  # (N, 5)
         top1 += int((top[:, 0] == gold).sum())
         top5 += int((top == gold[:, None]).any(-1).sum())
         n += len(gold)
@@ -346,6 +377,12 @@ def evaluate(model, batches) -> dict:
         n_pairs += len(nsp)
         mlm_sum += float(mlm) * len(gold)
         nsp_sum += float(nspl) * len(nsp)
-    return {"mlm_top1": top1 / max(1, n), "mlm_top5": top5 / max(1, n), "nsp_accuracy": nsp_ok / max(1, n_pairs),
-            "mlm_loss": mlm_sum / max(1, n), "nsp_loss": nsp_sum / max(1, n_pairs), "masked_tokens": n,
-            "pairs": n_pairs}
+    return {
+        "mlm_top1": top1 / max(1, n),
+        "mlm_top5": top5 / max(1, n),
+        "nsp_accuracy": nsp_ok / max(1, n_pairs),
+        "mlm_loss": mlm_sum / max(1, n),
+        "nsp_loss": nsp_sum / max(1, n_pairs),
+        "masked_tokens": n,
+        "pairs": n_pairs,
+    }

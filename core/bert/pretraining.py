@@ -6,6 +6,7 @@ the time (3) the unchanged i-th token 10% of the time", and predict the original
 Task #2, next sentence prediction: "50% of the time B is the actual next sentence that follows A
 (labeled as IsNext), and 50% of the time it is a random sentence from the corpus (NotNext)".
 """
+
 from __future__ import annotations
 
 import random
@@ -23,20 +24,21 @@ def _special_ids(tokenizer) -> set[int]:
     return set(int(i) for i in tokenizer.all_special_ids)
 
 
-def mask_tokens(input_ids, tokenizer, seed: int, prob: float = 0.15,
-                mask_frac: float = 0.8, random_frac: float = 0.1) -> tuple[torch.Tensor, torch.Tensor]:
+def mask_tokens(
+    input_ids, tokenizer, seed: int, prob: float = 0.15, mask_frac: float = 0.8, random_frac: float = 0.1
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Devlin et al. 2018, §3.1: choose `prob` of the non-special tokens; of those, 80 % -> [MASK],
     10 % -> a random token, 10 % unchanged. Returns (masked_input_ids, labels), labels = the original
     id where chosen and -100 elsewhere. Special tokens ([CLS], [SEP], [PAD], ...) are never chosen.
     Random replacements are drawn uniformly from the non-special vocabulary."""
     if not 0.0 <= prob <= 1.0 or mask_frac < 0 or random_frac < 0 or mask_frac + random_frac > 1:
         raise ValueError("probabilities must lie in [0, 1] and mask_frac + random_frac <= 1")
-    ids = torch.as_tensor(input_ids, dtype=torch.long)        # (B, T) or (T,)
+    ids = torch.as_tensor(input_ids, dtype=torch.long)  # (B, T) or (T,)
     gen = torch.Generator().manual_seed(int(seed))
     special = torch.tensor(sorted(_special_ids(tokenizer)), dtype=torch.long)
-    can_choose = ~torch.isin(ids, special)                     # (B, T)
+    can_choose = ~torch.isin(ids, special)  # (B, T)
     chosen = (torch.rand(ids.shape, generator=gen) < prob) & can_choose
-    u = torch.rand(ids.shape, generator=gen)                    # one draw splits chosen into 80/10/10
+    u = torch.rand(ids.shape, generator=gen)  # one draw splits chosen into 80/10/10
     to_mask = chosen & (u < mask_frac)
     to_random = chosen & (u >= mask_frac) & (u < mask_frac + random_frac)
     special_set = set(special.tolist())
@@ -52,20 +54,23 @@ def mask_tokens(input_ids, tokenizer, seed: int, prob: float = 0.15,
 
 @dataclass
 class MaskResult:
-    tokens: list[str]          # the input as the model sees it after masking
+    tokens: list[str]  # the input as the model sees it after masking
     original: list[str]
-    actions: list[str]         # "special", "not chosen", "mask", "random", "keep"
-    labels: list[int]          # -100 where not chosen
+    actions: list[str]  # "special", "not chosen", "mask", "random", "keep"
+    labels: list[int]  # -100 where not chosen
     counts: dict[str, int]
     truncated: bool
 
     def table(self) -> list[dict]:
-        return [{"position": i, "original": o, "input": t, "action": a, "label": lab}
-                for i, (o, t, a, lab) in enumerate(zip(self.original, self.tokens, self.actions, self.labels))]
+        return [
+            {"position": i, "original": o, "input": t, "action": a, "label": lab}
+            for i, (o, t, a, lab) in enumerate(zip(self.original, self.tokens, self.actions, self.labels))
+        ]
 
 
-def simulate_masking(bundle_or_tokenizer, text: str, seed: int, prob: float = 0.15,
-                     max_length: int = 128) -> MaskResult:
+def simulate_masking(
+    bundle_or_tokenizer, text: str, seed: int, prob: float = 0.15, max_length: int = 128
+) -> MaskResult:
     """Run mask_tokens on one sentence and say, token by token, what happened."""
     tok = getattr(bundle_or_tokenizer, "tokenizer", bundle_or_tokenizer)
     full = tok(text, truncation=False, verbose=False)["input_ids"]
@@ -86,8 +91,14 @@ def simulate_masking(bundle_or_tokenizer, text: str, seed: int, prob: float = 0.
         else:
             actions.append("keep")
     counts = {a: actions.count(a) for a in ("special", "not chosen", "mask", "random", "keep")}
-    return MaskResult(tokens=tok.convert_ids_to_tokens(masked), original=tok.convert_ids_to_tokens(ids),
-                      actions=actions, labels=labels, counts=counts, truncated=len(full) > max_length)
+    return MaskResult(
+        tokens=tok.convert_ids_to_tokens(masked),
+        original=tok.convert_ids_to_tokens(ids),
+        actions=actions,
+        labels=labels,
+        counts=counts,
+        truncated=len(full) > max_length,
+    )
 
 
 class HeadMissing(Exception):
@@ -101,7 +112,7 @@ class HeadMissing(Exception):
 @dataclass
 class FillMask:
     tokens: list[str]
-    masks: list[dict]          # per [MASK]: position and top-k [{"token", "id", "probability"}]
+    masks: list[dict]  # per [MASK]: position and top-k [{"token", "id", "probability"}]
     truncated: bool
 
 
@@ -111,26 +122,35 @@ def fill_mask(bundle: BertBundle, text: str, top_k: int = 5, max_length: int = 1
     if "mlm" not in bundle.heads:
         raise HeadMissing("mlm", bundle.name)
     enc = encode_pair(bundle, text, None, max_length)
-    ids = torch.tensor([enc.input_ids], device=bundle.device)                 # (1, T)
-    out = bundle.model(input_ids=ids, token_type_ids=torch.tensor([enc.token_type_ids], device=bundle.device),
-                       attention_mask=torch.tensor([enc.attention_mask], device=bundle.device))
-    logits = out.logits if hasattr(out, "logits") else out.prediction_logits   # (1, T, V)
-    probs = logits[0].float().softmax(-1)                                     # (T, V)
+    ids = torch.tensor([enc.input_ids], device=bundle.device)  # (1, T)
+    out = bundle.model(
+        input_ids=ids,
+        token_type_ids=torch.tensor([enc.token_type_ids], device=bundle.device),
+        attention_mask=torch.tensor([enc.attention_mask], device=bundle.device),
+    )
+    logits = out.logits if hasattr(out, "logits") else out.prediction_logits  # (1, T, V)
+    probs = logits[0].float().softmax(-1)  # (T, V)
     mask_id = bundle.tokenizer.mask_token_id
     masks = []
     for pos, tid in enumerate(enc.input_ids):
         if tid != mask_id:
             continue
         p, idx = probs[pos].topk(top_k)
-        masks.append({"position": pos, "top": [
-            {"token": bundle.tokenizer.convert_ids_to_tokens(int(i)), "id": int(i), "probability": float(q)}
-            for q, i in zip(p.tolist(), idx.tolist())]})
+        masks.append(
+            {
+                "position": pos,
+                "top": [
+                    {"token": bundle.tokenizer.convert_ids_to_tokens(int(i)), "id": int(i), "probability": float(q)}
+                    for q, i in zip(p.tolist(), idx.tolist())
+                ],
+            }
+        )
     return FillMask(tokens=enc.tokens, masks=masks, truncated=enc.truncated)
 
 
 @dataclass
 class NextSentence:
-    is_next: float      # P(IsNext | A, B) from the NSP head's softmax
+    is_next: float  # P(IsNext | A, B) from the NSP head's softmax
     not_next: float
     tokens: list[str]
     truncated: bool
@@ -143,9 +163,11 @@ def next_sentence(bundle: BertBundle, text_a: str, text_b: str, max_length: int 
         raise HeadMissing("nsp", bundle.name)
     enc = encode_pair(bundle, text_a, text_b, max_length)
     dev = bundle.device
-    out = bundle.model(input_ids=torch.tensor([enc.input_ids], device=dev),
-                       token_type_ids=torch.tensor([enc.token_type_ids], device=dev),
-                       attention_mask=torch.tensor([enc.attention_mask], device=dev))
+    out = bundle.model(
+        input_ids=torch.tensor([enc.input_ids], device=dev),
+        token_type_ids=torch.tensor([enc.token_type_ids], device=dev),
+        attention_mask=torch.tensor([enc.attention_mask], device=dev),
+    )
     logits = out.seq_relationship_logits if hasattr(out, "seq_relationship_logits") else out.logits  # (1, 2)
     p = logits[0].float().softmax(-1).tolist()
     return NextSentence(is_next=p[0], not_next=p[1], tokens=enc.tokens, truncated=enc.truncated)
@@ -165,8 +187,9 @@ def nsp_pairs(sentences: list[str], seed: int) -> list[dict]:
     return pairs
 
 
-def masking_rates(bundle_or_tokenizer, text: str, runs: int = 500, seed: int = 0, prob: float = 0.15,
-                  max_length: int = 128) -> dict:
+def masking_rates(
+    bundle_or_tokenizer, text: str, runs: int = 500, seed: int = 0, prob: float = 0.15, max_length: int = 128
+) -> dict:
     """Run the masking `runs` times on the same sentence (one batch, one seed) and report the observed
     rates: chosen / non-special tokens, and [MASK] / random / unchanged among the chosen."""
     tok = getattr(bundle_or_tokenizer, "tokenizer", bundle_or_tokenizer)
@@ -177,8 +200,12 @@ def masking_rates(bundle_or_tokenizer, text: str, runs: int = 500, seed: int = 0
     k = int(chosen.sum())
     to_mask = int((masked[chosen] == tok.mask_token_id).sum())
     kept = int((masked[chosen] == ids[chosen]).sum())
-    return {"runs": runs, "eligible": eligible, "chosen": k,
-            "chosen_rate": k / eligible if eligible else 0.0,
-            "mask_rate": to_mask / k if k else 0.0,
-            "random_rate": (k - to_mask - kept) / k if k else 0.0,
-            "keep_rate": kept / k if k else 0.0}
+    return {
+        "runs": runs,
+        "eligible": eligible,
+        "chosen": k,
+        "chosen_rate": k / eligible if eligible else 0.0,
+        "mask_rate": to_mask / k if k else 0.0,
+        "random_rate": (k - to_mask - kept) / k if k else 0.0,
+        "keep_rate": kept / k if k else 0.0,
+    }

@@ -6,6 +6,7 @@ character and English is split into WordPiece sub-words ("##" marks a continuati
 Characters that the lessons and the interface ship (lessons/, ui/locales/) are added to the alphabet,
 so no sentence the app shows comes out as [UNK].
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,24 +27,46 @@ def repo_characters() -> list[str]:
 
 def _is_cjk(cp: int) -> bool:
     # the ranges BERT's BasicTokenizer._is_chinese_char splits per character
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF or 0x2A700 <= cp <= 0x2B73F
-            or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+    return (
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x2A700 <= cp <= 0x2B73F
+        or 0x2B740 <= cp <= 0x2B81F
+        or 0x2B820 <= cp <= 0x2CEAF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x2F800 <= cp <= 0x2FA1F
+    )
 
 
 def train_wordpiece(sentences, vocab_size: int, min_frequency: int = 3, extra_chars=()):
     """A BertWordPieceTokenizer trained on `sentences` (an iterable of str)."""
     from tokenizers import BertWordPieceTokenizer
+
     tok = BertWordPieceTokenizer(clean_text=True, handle_chinese_chars=True, strip_accents=True, lowercase=True)
-    tok.train_from_iterator(sentences, vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL,
-                            initial_alphabet=list(extra_chars), limit_alphabet=12000, wordpieces_prefix="##")
+    tok.train_from_iterator(
+        sentences,
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=SPECIAL,
+        initial_alphabet=list(extra_chars),
+        limit_alphabet=12000,
+        wordpieces_prefix="##",
+    )
     return tok
 
 
 def to_transformers(tok, folder: Path, model_max_length: int):
     """Write vocab.txt and wrap it as transformers' BertTokenizerFast (what the app's loader reads)."""
     from transformers import BertTokenizerFast
+
     folder.mkdir(parents=True, exist_ok=True)
     tok.save_model(str(folder))
-    fast = BertTokenizerFast.from_pretrained(str(folder), do_lower_case=True, tokenize_chinese_chars=True,
-                                             strip_accents=True, model_max_length=model_max_length)
+    fast = BertTokenizerFast.from_pretrained(
+        str(folder),
+        do_lower_case=True,
+        tokenize_chinese_chars=True,
+        strip_accents=True,
+        model_max_length=model_max_length,
+    )
     return fast

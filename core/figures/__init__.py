@@ -5,6 +5,7 @@ Every attention picture in the app goes through :func:`heatmap`, so they all rea
 exact values on hover. Topic-specific builders live beside this file (seq2seq.py, attention.py,
 bert.py, megatron.py) and reuse these helpers.
 """
+
 from __future__ import annotations
 
 import html
@@ -43,7 +44,7 @@ def log_ticks(lo: float, hi: float, most: int = 7) -> tuple[list[float], list[st
     vals = []
     for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
         for m in (1, 2, 5):
-            v = m * 10.0 ** e
+            v = m * 10.0**e
             if lo <= v * (1 + 1e-9) and v <= hi * (1 + 1e-9):
                 vals.append(v)
     if len(vals) > most:
@@ -71,19 +72,23 @@ def merge_labels(defaults: Mapping[str, str], labels: Mapping[str, str] | None) 
     builder does not draw is an error (a typo would otherwise fall back to English silently)."""
     unknown = set(labels or {}) - set(defaults)
     if unknown:
-        raise KeyError(f"unknown label(s) {', '.join(sorted(unknown))}; this figure takes: "
-                       f"{', '.join(sorted(defaults))}")
+        raise KeyError(
+            f"unknown label(s) {', '.join(sorted(unknown))}; this figure takes: {', '.join(sorted(defaults))}"
+        )
     return {**defaults, **(labels or {})}
 
 
 def heatmap_titles(lab: Mapping[str, str]) -> dict[str, str]:
     """A builder's labels (title, x, y, value) as :func:`heatmap`'s keywords."""
-    return {"title": lab.get("title", ""), "x_title": lab.get("x", ""), "y_title": lab.get("y", ""),
-            "value_name": lab.get("value", "weight")}
+    return {
+        "title": lab.get("title", ""),
+        "x_title": lab.get("x", ""),
+        "y_title": lab.get("y", ""),
+        "value_name": lab.get("value", "weight"),
+    }
 
 
-def layout(fig: go.Figure, title: str = "", height: int | None = None, *, top: int | None = None,
-           **kw) -> go.Figure:
+def layout(fig: go.Figure, title: str = "", height: int | None = None, *, top: int | None = None, **kw) -> go.Figure:
     """The one layout helper: escaped title, the app's font, a height and tight margins. ``top`` is
     the top margin (default: room for a title, if any); the title then sits at the very top, above
     an x axis drawn on top of the plot."""
@@ -153,8 +158,15 @@ def heatmap(
     xs = _unique([escape_label(s) for s in x_labels])
     ys = _unique([escape_label(s) for s in y_labels])
     trace = dict(
-        type="heatmap", z=z, x=xs, y=ys, colorscale=colorscale, zmin=zmin, zmax=zmax,
-        showscale=show_scale, colorbar=dict(title=dict(text=value_name)),
+        type="heatmap",
+        z=z,
+        x=xs,
+        y=ys,
+        colorscale=colorscale,
+        zmin=zmin,
+        zmax=zmax,
+        showscale=show_scale,
+        colorbar=dict(title=dict(text=value_name)),
         hovertemplate=(
             f"{escape_label(y_title) or 'row'}: %{{y}}<br>"
             f"{escape_label(x_title) or 'column'}: %{{x}}<br>"
@@ -163,36 +175,62 @@ def heatmap(
     )
     shapes = []
     if highlight_row is not None and 0 <= highlight_row < n_y:
-        shapes.append(dict(type="rect", x0=-0.5, x1=n_x - 0.5, y0=highlight_row - 0.5,
-                           y1=highlight_row + 0.5, line=dict(color=HIGHLIGHT, width=3)))
+        shapes.append(
+            dict(
+                type="rect",
+                x0=-0.5,
+                x1=n_x - 0.5,
+                y0=highlight_row - 0.5,
+                y1=highlight_row + 0.5,
+                line=dict(color=HIGHLIGHT, width=3),
+            )
+        )
     side = max(260, min(900, 28 * max(n_x, n_y) + 140))
     column_px = (PLOT_PX - 120) / max(n_x, 1)
     rotate = any(text_px(html.unescape(s)) + 4 > column_px for s in xs)
     # The x axis sits on top (read like a matrix), so the title needs room above its labels.
     top = 60 + (40 if x_title else 0) + (40 if title else 0) + (30 if rotate else 0)
     layout = dict(
-        title=dict(text=escape_label(title), y=0.99, yanchor="top"), font=FONT, shapes=shapes,
+        title=dict(text=escape_label(title), y=0.99, yanchor="top"),
+        font=FONT,
+        shapes=shapes,
         uniformtext=UNIFORM_TEXT,
-        height=(height or side) + top - 60, margin=dict(l=10, r=10, t=top, b=10),
+        height=(height or side) + top - 60,
+        margin=dict(l=10, r=10, t=top, b=10),
         # rotate the input labels only when they cannot stand upright in their column
-        xaxis=dict(type="category", side="top", title=dict(text=escape_label(x_title)),
-                   tickangle=-45 if rotate else 0, tickmode="array", tickvals=xs, ticktext=xs),
+        xaxis=dict(
+            type="category",
+            side="top",
+            title=dict(text=escape_label(x_title)),
+            tickangle=-45 if rotate else 0,
+            tickmode="array",
+            tickvals=xs,
+            ticktext=xs,
+        ),
         yaxis=dict(type="category", autorange="reversed", title=dict(text=escape_label(y_title))),
     )
     return figure([trace], layout)
 
 
-def bar_strip(values: Sequence[float], *, labels: Mapping[str, str] | None = None,
-              height: int = 120, zmid: float | None = 0.0) -> go.Figure:
+def bar_strip(
+    values: Sequence[float], *, labels: Mapping[str, str] | None = None, height: int = 120, zmid: float | None = 0.0
+) -> go.Figure:
     """One vector as a single-row strip of colours (a hidden state, an embedding, c).
     ``labels``: title, value."""
     lab = merge_labels({"title": "", "value": "value"}, labels)
     title, value_name = lab["title"], lab["value"]
     vals = [round(float(v), 4) for v in (values.tolist() if hasattr(values, "tolist") else values)]
-    fig = go.Figure(go.Heatmap(
-        z=[vals], x=list(range(len(vals))), y=[0], colorscale="RdBu", zmid=zmid, reversescale=True,
-        hovertemplate=f"dim %{{x}}<br>{escape_label(value_name)}: %{{z:.4f}}<extra></extra>",
-        colorbar=dict(thickness=10),
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=[vals],
+            x=list(range(len(vals))),
+            y=[0],
+            colorscale="RdBu",
+            zmid=zmid,
+            reversescale=True,
+            hovertemplate=f"dim %{{x}}<br>{escape_label(value_name)}: %{{z:.4f}}<extra></extra>",
+            colorbar=dict(thickness=10),
+        )
+    )
     fig.update_yaxes(visible=False)
     return layout(fig, title, height, margin=dict(t=30 if title else 10, b=20))

@@ -2,6 +2,7 @@
 the concatenation and W^O. All attention matrices go through :func:`core.figures.heatmap` (queries
 down, keys across, one colour-blind-safe scale) or use the same scale and orientation.
 """
+
 from __future__ import annotations
 
 import copy
@@ -12,9 +13,27 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.attention import (FALLBACK_TAG, TAG_RULES, Encoding, HeadExplanation, HeadSummaries,
-                            ProjectionExplanation, ScalingStudy)
-from core.figures import ATTENTION_SCALE, FONT, HIGHLIGHT, OKABE_ITO, escape_label, figure, heatmap, heatmap_titles, layout, merge_labels
+from core.attention import (
+    FALLBACK_TAG,
+    TAG_RULES,
+    Encoding,
+    HeadExplanation,
+    HeadSummaries,
+    ProjectionExplanation,
+    ScalingStudy,
+)
+from core.figures import (
+    ATTENTION_SCALE,
+    FONT,
+    HIGHLIGHT,
+    OKABE_ITO,
+    escape_label,
+    figure,
+    heatmap,
+    heatmap_titles,
+    layout,
+    merge_labels,
+)
 
 DIVERGING = "RdBu"  # q, k, v components: signed values, centred on 0
 
@@ -32,8 +51,13 @@ def _pair_divider(fig: go.Figure, b_start: int | None, n: int, rows: bool = True
         fig.add_hline(y=b_start - 0.5, line=dict(color="white", width=2, dash="dash"))
 
 
-def head_heatmap(expl: HeadExplanation, *, highlight_row: int | None = None, scaled: bool = True,
-                 labels: Mapping[str, str] | None = None) -> go.Figure:
+def head_heatmap(
+    expl: HeadExplanation,
+    *,
+    highlight_row: int | None = None,
+    scaled: bool = True,
+    labels: Mapping[str, str] | None = None,
+) -> go.Figure:
     """One head's attention weights, rows = queries, columns = keys (softmax over each row).
     Labels: title, x, y, value."""
     lab = merge_labels({"title": "", "x": "key", "y": "query", "value": "α"}, labels)
@@ -43,24 +67,56 @@ def head_heatmap(expl: HeadExplanation, *, highlight_row: int | None = None, sca
     return fig
 
 
-_GLASS = {"q": "q", "k": "k", "v": "v", "dot": "q·k", "scaled": "q·k / √d_k", "unscaled": "q·k (no scaling)",
-          "softmax": "softmax", "output": "output", "dim": "dimension", "key": "key"}
+_GLASS = {
+    "q": "q",
+    "k": "k",
+    "v": "v",
+    "dot": "q·k",
+    "scaled": "q·k / √d_k",
+    "unscaled": "q·k (no scaling)",
+    "softmax": "softmax",
+    "output": "output",
+    "dim": "dimension",
+    "key": "key",
+}
 
 
 def _signed_rows(rows: np.ndarray, ylab: list[str], lab: dict[str, str], line_y: float) -> go.Figure:
     """Vectors as rows of a signed heatmap (one colour scale centred on 0), a rule under/over one row."""
     n, d = rows.shape
     lim = float(np.abs(rows).max()) or 1.0
-    trace = dict(type="heatmap", z=np.round(rows, 4), x=list(range(d)), y=list(range(n)), colorscale=DIVERGING,
-                 zmid=0, zmin=-lim, zmax=lim, reversescale=True,
-                 customdata=np.array(ylab, dtype=object)[:, None].repeat(d, 1),
-                 hovertemplate="%{customdata}<br>" + escape_label(lab["dim"]) + " %{x}: %{z:.4f}<extra></extra>")
+    trace = dict(
+        type="heatmap",
+        z=np.round(rows, 4),
+        x=list(range(d)),
+        y=list(range(n)),
+        colorscale=DIVERGING,
+        zmid=0,
+        zmin=-lim,
+        zmax=lim,
+        reversescale=True,
+        customdata=np.array(ylab, dtype=object)[:, None].repeat(d, 1),
+        hovertemplate="%{customdata}<br>" + escape_label(lab["dim"]) + " %{x}: %{z:.4f}<extra></extra>",
+    )
     layout = dict(
         yaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=ylab, autorange="reversed"),
         xaxis=dict(title=dict(text=escape_label(lab["dim"])), side="top"),
-        shapes=[dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=line_y, y1=line_y,
-                     line=dict(color=HIGHLIGHT, width=3))],
-        font=FONT, height=max(240, 22 * n + 90), margin=dict(l=10, r=10, t=60, b=10))
+        shapes=[
+            dict(
+                type="line",
+                xref="x domain",
+                x0=0,
+                x1=1,
+                yref="y",
+                y0=line_y,
+                y1=line_y,
+                line=dict(color=HIGHLIGHT, width=3),
+            )
+        ],
+        font=FONT,
+        height=max(240, 22 * n + 90),
+        margin=dict(l=10, r=10, t=60, b=10),
+    )
     return figure([trace], layout)
 
 
@@ -69,14 +125,16 @@ def qk_vectors(expl: HeadExplanation, query: int, *, labels: dict[str, str] | No
     lab = {**_GLASS, **(labels or {})}
     i = max(0, min(int(query), expl.n_tokens - 1))
     toks = _labels(expl.tokens)
-    rows = np.vstack([expl.q[i][None, :], expl.k])                       # (1 + T, d_k)
-    ylab = [f"{escape_label(lab['q'])}: {toks[i]} ({i})"] + [f"{escape_label(lab['k'])}: {t} ({j})"
-                                                              for j, t in enumerate(toks)]
+    rows = np.vstack([expl.q[i][None, :], expl.k])  # (1 + T, d_k)
+    ylab = [f"{escape_label(lab['q'])}: {toks[i]} ({i})"] + [
+        f"{escape_label(lab['k'])}: {t} ({j})" for j, t in enumerate(toks)
+    ]
     return _signed_rows(rows, ylab, lab, 0.5)
 
 
-def score_steps(expl: HeadExplanation, query: int, *, scaled: bool = True,
-                labels: dict[str, str] | None = None) -> go.Figure:
+def score_steps(
+    expl: HeadExplanation, query: int, *, scaled: bool = True, labels: dict[str, str] | None = None
+) -> go.Figure:
     """Glass box, steps 2-4 of eq. (1) for query i: q_i·k_j, ÷√d_k (or not), softmax. One bar per key."""
     lab = {**_GLASS, **(labels or {})}
     T = expl.n_tokens
@@ -93,31 +151,55 @@ def score_steps(expl: HeadExplanation, query: int, *, scaled: bool = True,
     for c, (vals, colour) in enumerate(((dot, OKABE_ITO[0]), (step2, OKABE_ITO[2]), (soft, OKABE_ITO[1]))):
         s = "" if c == 0 else str(c + 1)
         x0 = c * (w + gap)
-        data.append(dict(type="bar", x=np.round(vals, 4), y=ys, orientation="h", marker_color=colour,
-                         customdata=toks, xaxis=f"x{s}", yaxis="y", showlegend=False,
-                         hovertemplate=escape_label(lab["key"]) + ": %{customdata} (%{y})<br>%{x:.4f}<extra></extra>"))
+        data.append(
+            dict(
+                type="bar",
+                x=np.round(vals, 4),
+                y=ys,
+                orientation="h",
+                marker_color=colour,
+                customdata=toks,
+                xaxis=f"x{s}",
+                yaxis="y",
+                showlegend=False,
+                hovertemplate=escape_label(lab["key"]) + ": %{customdata} (%{y})<br>%{x:.4f}<extra></extra>",
+            )
+        )
         layout[f"xaxis{s}"] = dict(domain=[max(0.0, x0), min(1.0, x0 + w)], anchor="y", zeroline=True)
-        notes.append(dict(text=escape_label(titles[c]), x=x0 + w / 2, y=1.0, xref="paper", yref="paper",
-                          yanchor="bottom", showarrow=False, font=dict(size=14)))
+        notes.append(
+            dict(
+                text=escape_label(titles[c]),
+                x=x0 + w / 2,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=14),
+            )
+        )
     layout["xaxis3"]["range"] = [0, 1.0]
     layout["yaxis"] = dict(tickmode="array", tickvals=ys, ticktext=toks, autorange="reversed")
-    layout.update(annotations=notes, font=FONT, height=max(240, 22 * T + 90), bargap=0.15,
-                  margin=dict(l=10, r=10, t=50, b=10))
+    layout.update(
+        annotations=notes, font=FONT, height=max(240, 22 * T + 90), bargap=0.15, margin=dict(l=10, r=10, t=50, b=10)
+    )
     return figure(data, layout)
 
 
-def weighted_sum(expl: HeadExplanation, query: int, *, scaled: bool = True,
-                 labels: dict[str, str] | None = None) -> go.Figure:
+def weighted_sum(
+    expl: HeadExplanation, query: int, *, scaled: bool = True, labels: dict[str, str] | None = None
+) -> go.Figure:
     """Glass box, last step: α_ij v_j for every key j, and their sum (the head's output for i)."""
     lab = {**_GLASS, **(labels or {})}
     T = expl.n_tokens
     i = max(0, min(int(query), T - 1))
     toks = _labels(expl.tokens)
     alpha = expl.weights[i] if scaled else expl.weights_unscaled[i]
-    contrib = alpha[:, None] * expl.v                                    # (T, d_k)
-    rows = np.vstack([contrib, contrib.sum(0)[None, :]])                 # (T + 1, d_k)
-    ylab = [f"α·{escape_label(lab['v'])}: {t} ({j})" for j, t in enumerate(toks)] + \
-           [f"{escape_label(lab['output'])}: {toks[i]} ({i})"]
+    contrib = alpha[:, None] * expl.v  # (T, d_k)
+    rows = np.vstack([contrib, contrib.sum(0)[None, :]])  # (T + 1, d_k)
+    ylab = [f"α·{escape_label(lab['v'])}: {t} ({j})" for j, t in enumerate(toks)] + [
+        f"{escape_label(lab['output'])}: {toks[i]} ({i})"
+    ]
     return _signed_rows(rows, ylab, lab, T - 0.5)
 
 
@@ -138,24 +220,59 @@ def _scaling_spec(study: ScalingStudy, label_items: tuple) -> dict:
 
 def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
     labels = dict(label_items)
-    lab = {"x": "d_k", "y": "mean largest weight", "with": "with 1/√d_k", "without": "without",
-           "std": "std of q·k", **(labels or {})}
+    lab = {
+        "x": "d_k",
+        "y": "mean largest weight",
+        "with": "with 1/√d_k",
+        "without": "without",
+        "std": "std of q·k",
+        **(labels or {}),
+    }
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(x=study.d_k, y=np.round(study.max_weight_unscaled, 4), name=escape_label(lab["without"]),
-                             mode="lines+markers", line=dict(color=OKABE_ITO[5])), secondary_y=False)
-    fig.add_trace(go.Scatter(x=study.d_k, y=np.round(study.max_weight_scaled, 4), name=escape_label(lab["with"]),
-                             mode="lines+markers", line=dict(color=OKABE_ITO[0])), secondary_y=False)
-    fig.add_trace(go.Scatter(x=study.d_k, y=np.round(study.score_std, 3), name=escape_label(lab["std"]),
-                             mode="lines+markers", line=dict(color=OKABE_ITO[7], dash="dot")), secondary_y=True)
+    fig.add_trace(
+        go.Scatter(
+            x=study.d_k,
+            y=np.round(study.max_weight_unscaled, 4),
+            name=escape_label(lab["without"]),
+            mode="lines+markers",
+            line=dict(color=OKABE_ITO[5]),
+        ),
+        secondary_y=False,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=study.d_k,
+            y=np.round(study.max_weight_scaled, 4),
+            name=escape_label(lab["with"]),
+            mode="lines+markers",
+            line=dict(color=OKABE_ITO[0]),
+        ),
+        secondary_y=False,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=study.d_k,
+            y=np.round(study.score_std, 3),
+            name=escape_label(lab["std"]),
+            mode="lines+markers",
+            line=dict(color=OKABE_ITO[7], dash="dot"),
+        ),
+        secondary_y=True,
+    )
     fig.update_xaxes(type="log", title_text=escape_label(lab["x"]), tickvals=study.d_k)
     fig.update_yaxes(range=[0, 1.05], title_text=escape_label(lab["y"]), secondary_y=False)
-    fig.update_yaxes(type="log", title_text=escape_label(lab["std"]), secondary_y=True,
-                     tickvals=[v for v in (1, 2, 4, 8, 16, 32, 64) if v <= 2 * max(study.score_std)])
+    fig.update_yaxes(
+        type="log",
+        title_text=escape_label(lab["std"]),
+        secondary_y=True,
+        tickvals=[v for v in (1, 2, 4, 8, 16, 32, 64) if v <= 2 * max(study.score_std)],
+    )
     return layout(fig, "", 340, margin=dict(t=30), legend=dict(orientation="h", y=-0.25))
 
 
-def layer_head_grid(enc: Encoding, *, selected: tuple[int, int] | None = None,
-                    labels: dict[str, str] | None = None) -> go.Figure:
+def layer_head_grid(
+    enc: Encoding, *, selected: tuple[int, int] | None = None, labels: dict[str, str] | None = None
+) -> go.Figure:
     """Every head of every layer as a small heatmap (layers down, heads across).
 
     Thumbnails carry weights as whole percents in uint8 (hover shows them as such): 6 × 12 heads at
@@ -163,8 +280,8 @@ def layer_head_grid(enc: Encoding, *, selected: tuple[int, int] | None = None,
     The subplot grid is laid out by hand: make_subplots takes ~0.2 s for 72 cells, this ~0.02 s.
     """
     lab = {"layer": "layer", "head": "head", "query": "query", "key": "key", **(labels or {})}
-    L, H, T = enc.num_layers, enc.num_heads, enc.n_tokens
-    pct = np.rint(np.clip(enc.attentions, 0, 1) * 100).astype(np.uint8)   # (L, H, T, T)
+    L, H = enc.num_layers, enc.num_heads
+    pct = np.rint(np.clip(enc.attentions, 0, 1) * 100).astype(np.uint8)  # (L, H, T, T)
     gx, gy = 0.006, 0.012
     w, h_ = (1 - gx * (H - 1)) / H, (1 - gy * (L - 1)) / L
     layout: dict = {}
@@ -175,35 +292,87 @@ def layer_head_grid(enc: Encoding, *, selected: tuple[int, int] | None = None,
         for h in range(H):
             n = l * H + h + 1
             s = "" if n == 1 else str(n)
-            layout[f"xaxis{s}"] = dict(domain=[max(0.0, h * (w + gx)), min(1.0, h * (w + gx) + w)], anchor=f"y{s}",
-                                       showticklabels=False, ticks="", showgrid=False, zeroline=False)
-            layout[f"yaxis{s}"] = dict(domain=[max(0.0, 1 - (l * (h_ + gy) + h_)), min(1.0, 1 - l * (h_ + gy))],
-                                       anchor=f"x{s}",
-                                       showticklabels=False, ticks="", showgrid=False, zeroline=False,
-                                       autorange="reversed")
-            data.append(dict(type="heatmap", z=pct[l, h], zmin=0, zmax=100, colorscale=ATTENTION_SCALE,
-                             showscale=False, xaxis=f"x{s}", yaxis=f"y{s}",
-                             hovertemplate=(f"{layer_word} {l} · {head_word} {h}<br>{q_word} %{{y}} → "
-                                            f"{k_word} %{{x}}: %{{z}}%<extra></extra>")))
-    notes = [dict(text=str(h), x=h * (w + gx) + w / 2, y=1.0, xref="paper", yref="paper", yanchor="bottom",
-                  showarrow=False) for h in range(H)]
-    notes += [dict(text=f"{layer_word} {l}", x=1.0, y=1 - l * (h_ + gy) - h_ / 2, xref="paper", yref="paper",
-                   xanchor="left", textangle=90, showarrow=False) for l in range(L)]
+            layout[f"xaxis{s}"] = dict(
+                domain=[max(0.0, h * (w + gx)), min(1.0, h * (w + gx) + w)],
+                anchor=f"y{s}",
+                showticklabels=False,
+                ticks="",
+                showgrid=False,
+                zeroline=False,
+            )
+            layout[f"yaxis{s}"] = dict(
+                domain=[max(0.0, 1 - (l * (h_ + gy) + h_)), min(1.0, 1 - l * (h_ + gy))],
+                anchor=f"x{s}",
+                showticklabels=False,
+                ticks="",
+                showgrid=False,
+                zeroline=False,
+                autorange="reversed",
+            )
+            data.append(
+                dict(
+                    type="heatmap",
+                    z=pct[l, h],
+                    zmin=0,
+                    zmax=100,
+                    colorscale=ATTENTION_SCALE,
+                    showscale=False,
+                    xaxis=f"x{s}",
+                    yaxis=f"y{s}",
+                    hovertemplate=(
+                        f"{layer_word} {l} · {head_word} {h}<br>{q_word} %{{y}} → "
+                        f"{k_word} %{{x}}: %{{z}}%<extra></extra>"
+                    ),
+                )
+            )
+    notes = [
+        dict(text=str(h), x=h * (w + gx) + w / 2, y=1.0, xref="paper", yref="paper", yanchor="bottom", showarrow=False)
+        for h in range(H)
+    ]
+    notes += [
+        dict(
+            text=f"{layer_word} {l}",
+            x=1.0,
+            y=1 - l * (h_ + gy) - h_ / 2,
+            xref="paper",
+            yref="paper",
+            xanchor="left",
+            textangle=90,
+            showarrow=False,
+        )
+        for l in range(L)
+    ]
     shapes = []
     if selected is not None:
         l, h = selected
         if 0 <= l < L and 0 <= h < H:
             n = l * H + h + 1
             s = "" if n == 1 else str(n)
-            shapes.append(dict(type="rect", xref=f"x{s} domain", yref=f"y{s} domain", x0=-0.04, x1=1.04,
-                               y0=-0.04, y1=1.04, line=dict(color=HIGHLIGHT, width=3)))
-    layout.update(annotations=notes, shapes=shapes, font=FONT, height=max(300, 70 * L + 60),
-                  margin=dict(l=10, r=40, t=40, b=10))
+            shapes.append(
+                dict(
+                    type="rect",
+                    xref=f"x{s} domain",
+                    yref=f"y{s} domain",
+                    x0=-0.04,
+                    x1=1.04,
+                    y0=-0.04,
+                    y1=1.04,
+                    line=dict(color=HIGHLIGHT, width=3),
+                )
+            )
+    layout.update(
+        annotations=notes, shapes=shapes, font=FONT, height=max(300, 70 * L + 60), margin=dict(l=10, r=40, t=40, b=10)
+    )
     return figure(data, layout)
 
 
-def tag_grid(summ: HeadSummaries, *, tag_names: dict[str, str] | None = None,
-             selected: tuple[int, int] | None = None, labels: dict[str, str] | None = None) -> go.Figure:
+def tag_grid(
+    summ: HeadSummaries,
+    *,
+    tag_names: dict[str, str] | None = None,
+    selected: tuple[int, int] | None = None,
+    labels: dict[str, str] | None = None,
+) -> go.Figure:
     """Layers × heads, coloured by tag, each cell printed with its tag; hover shows every metric."""
     lab = {"layer": "layer", "head": "head", **(labels or {})}
     order = [r.tag for r in TAG_RULES] + [FALLBACK_TAG]
@@ -215,29 +384,51 @@ def tag_grid(summ: HeadSummaries, *, tag_names: dict[str, str] | None = None,
     for k, colour in enumerate(OKABE_ITO[:n]):
         scale += [(k / n, colour), ((k + 1) / n, colour)]
     m = summ.metrics
-    hover = [[(f"{escape_label(lab['layer'])} {l} · {escape_label(lab['head'])} {h}<br>"
-               f"{escape_label(names[summ.tags[l][h]])}<br>"
-               f"entropy {m['entropy'][l, h]:.3f} ({m['entropy_norm'][l, h]:.2f} of ln T)<br>"
-               f"[CLS] {m['cls'][l, h]:.3f} · [SEP] {m['sep'][l, h]:.3f}<br>"
-               f"prev {m['previous'][l, h]:.3f} · next {m['next'][l, h]:.3f} · self {m['self'][l, h]:.3f}")
-              for h in range(H)] for l in range(L)]
+    hover = [
+        [
+            (
+                f"{escape_label(lab['layer'])} {l} · {escape_label(lab['head'])} {h}<br>"
+                f"{escape_label(names[summ.tags[l][h]])}<br>"
+                f"entropy {m['entropy'][l, h]:.3f} ({m['entropy_norm'][l, h]:.2f} of ln T)<br>"
+                f"[CLS] {m['cls'][l, h]:.3f} · [SEP] {m['sep'][l, h]:.3f}<br>"
+                f"prev {m['previous'][l, h]:.3f} · next {m['next'][l, h]:.3f} · self {m['self'][l, h]:.3f}"
+            )
+            for h in range(H)
+        ]
+        for l in range(L)
+    ]
     text = [[escape_label(names[summ.tags[l][h]]) for h in range(H)] for l in range(L)]
-    fig = go.Figure(go.Heatmap(z=z, x=list(range(H)), y=list(range(L)), zmin=-0.5, zmax=n - 0.5,
-                               colorscale=scale, showscale=False, text=text, texttemplate="%{text}",
-                               textfont=dict(size=12), customdata=hover,
-                               hovertemplate="%{customdata}<extra></extra>", xgap=2, ygap=2))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=list(range(H)),
+            y=list(range(L)),
+            zmin=-0.5,
+            zmax=n - 0.5,
+            colorscale=scale,
+            showscale=False,
+            text=text,
+            texttemplate="%{text}",
+            textfont=dict(size=12),
+            customdata=hover,
+            hovertemplate="%{customdata}<extra></extra>",
+            xgap=2,
+            ygap=2,
+        )
+    )
     fig.update_xaxes(title_text=escape_label(lab["head"]), tickmode="array", tickvals=list(range(H)), side="top")
-    fig.update_yaxes(title_text=escape_label(lab["layer"]), tickmode="array", tickvals=list(range(L)),
-                     autorange="reversed")
+    fig.update_yaxes(
+        title_text=escape_label(lab["layer"]), tickmode="array", tickvals=list(range(L)), autorange="reversed"
+    )
     if selected is not None:
         l, h = selected
-        fig.add_shape(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5,
-                      line=dict(color="black", width=3))
+        fig.add_shape(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color="black", width=3))
     return layout(fig, "", max(220, 40 * L + 90), margin=dict(t=60))
 
 
-def rollout_figure(enc: Encoding, roll: np.ndarray, layer: int | None = None, *,
-                   labels: Mapping[str, str] | None = None) -> go.Figure:
+def rollout_figure(
+    enc: Encoding, roll: np.ndarray, layer: int | None = None, *, labels: Mapping[str, str] | None = None
+) -> go.Figure:
     """Rollout after ``layer`` (default: the last): how much each position draws on each input token.
     Labels: title, x, y, value."""
     lab = merge_labels({"title": "", "x": "input token", "y": "position", "value": "Ã"}, labels)
@@ -252,38 +443,91 @@ def projection_figure(p: ProjectionExplanation, *, labels: dict[str, str] | None
     """Concat(head_1..head_h) (T × h·d_k) → · W^O (h·d_k × d_model) → (T × d_model), real values.
 
     Two stacked heatmaps laid out by hand (make_subplots costs ~50 ms here)."""
-    lab = {"concat": "Concat(head_1, …, head_h)", "proj": "Concat · W^O + b^O", "token": "token",
-           "dim": "dimension", "head": "head", **(labels or {})}
+    lab = {
+        "concat": "Concat(head_1, …, head_h)",
+        "proj": "Concat · W^O + b^O",
+        "token": "token",
+        "dim": "dimension",
+        "head": "head",
+        **(labels or {}),
+    }
     T = len(p.tokens)
     toks = _labels(p.tokens)
-    titles = [f"{escape_label(lab['concat'])}: {T} × {p.num_heads * p.d_k}",
-              f"{escape_label(lab['proj'])}: ({T} × {p.W_O_shape[0]}) · ({p.W_O_shape[0]} × {p.W_O_shape[1]})"
-              f" = {T} × {p.d_model}"]
+    titles = [
+        f"{escape_label(lab['concat'])}: {T} × {p.num_heads * p.d_k}",
+        f"{escape_label(lab['proj'])}: ({T} × {p.W_O_shape[0]}) · ({p.W_O_shape[0]} × {p.W_O_shape[1]})"
+        f" = {T} × {p.d_model}",
+    ]
     few = T <= 32  # per-cell token labels on hover only while they stay small
-    hover = (("%{customdata}" if few else escape_label(lab["token"]) + " %{y}")
-             + " · " + escape_label(lab["dim"]) + " %{x}: %{z:.4f}<extra></extra>")
+    hover = (
+        ("%{customdata}" if few else escape_label(lab["token"]) + " %{y}")
+        + " · "
+        + escape_label(lab["dim"])
+        + " %{x}: %{z:.4f}<extra></extra>"
+    )
     gap = 0.14
     hgt = (1 - gap) / 2
     data, layout, notes = [], {}, []
     for r, mat in enumerate((p.concat, p.projected)):
         s = "" if r == 0 else "2"
         lim = float(np.abs(mat).max()) or 1.0
-        trace = dict(type="heatmap", z=mat.astype(np.float32), colorscale=DIVERGING, reversescale=True, zmid=0,
-                     zmin=-lim, zmax=lim, showscale=False, xaxis=f"x{s}", yaxis=f"y{s}", hovertemplate=hover)
+        trace = dict(
+            type="heatmap",
+            z=mat.astype(np.float32),
+            colorscale=DIVERGING,
+            reversescale=True,
+            zmid=0,
+            zmin=-lim,
+            zmax=lim,
+            showscale=False,
+            xaxis=f"x{s}",
+            yaxis=f"y{s}",
+            hovertemplate=hover,
+        )
         if few:
             trace["customdata"] = np.array(toks, dtype=object)[:, None].repeat(mat.shape[1], 1)
         data.append(trace)
         top = 1 - r * (hgt + gap)
         layout[f"xaxis{s}"] = dict(domain=[0, 1], anchor=f"y{s}")
-        layout[f"yaxis{s}"] = dict(domain=[max(0.0, top - hgt), min(1.0, top)], anchor=f"x{s}", autorange="reversed",
-                                   **(dict(tickmode="array", tickvals=list(range(T)), ticktext=toks) if few else {}))
-        notes.append(dict(text=titles[r], x=0.5, y=top, xref="paper", yref="paper", yanchor="bottom",
-                          showarrow=False, font=dict(size=14)))
+        layout[f"yaxis{s}"] = dict(
+            domain=[max(0.0, top - hgt), min(1.0, top)],
+            anchor=f"x{s}",
+            autorange="reversed",
+            **(dict(tickmode="array", tickvals=list(range(T)), ticktext=toks) if few else {}),
+        )
+        notes.append(
+            dict(
+                text=titles[r],
+                x=0.5,
+                y=top,
+                xref="paper",
+                yref="paper",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=14),
+            )
+        )
     layout["xaxis2"]["title"] = dict(text=escape_label(lab["dim"]))
-    shapes = [dict(type="line", xref="x", yref="y domain", x0=h * p.d_k - 0.5, x1=h * p.d_k - 0.5, y0=0, y1=1,
-                   line=dict(color="black", width=1)) for h in range(1, p.num_heads)]
-    layout.update(annotations=notes, shapes=shapes, font=FONT, height=max(420, 2 * (14 * T + 120)),
-                  margin=dict(l=10, r=10, t=50, b=10))
+    shapes = [
+        dict(
+            type="line",
+            xref="x",
+            yref="y domain",
+            x0=h * p.d_k - 0.5,
+            x1=h * p.d_k - 0.5,
+            y0=0,
+            y1=1,
+            line=dict(color="black", width=1),
+        )
+        for h in range(1, p.num_heads)
+    ]
+    layout.update(
+        annotations=notes,
+        shapes=shapes,
+        font=FONT,
+        height=max(420, 2 * (14 * T + 120)),
+        margin=dict(l=10, r=10, t=50, b=10),
+    )
     return figure(data, layout)
 
 
@@ -297,16 +541,33 @@ def projection_shapes(p: ProjectionExplanation, *, labels: dict[str, str] | None
     shapes, notes = [], []
 
     def box(x0, y0, w, hgt, colour, text):
-        shapes.append(dict(type="rect", x0=x0, x1=x0 + w, y0=y0, y1=y0 - hgt, line=dict(color="#333", width=1),
-                           fillcolor=colour, opacity=0.85))
+        shapes.append(
+            dict(
+                type="rect",
+                x0=x0,
+                x1=x0 + w,
+                y0=y0,
+                y1=y0 - hgt,
+                line=dict(color="#333", width=1),
+                fillcolor=colour,
+                opacity=0.85,
+            )
+        )
         if text:
             notes.append(dict(x=x0 + w / 2, y=y0 - hgt / 2, text=text, showarrow=False, font=dict(size=11)))
 
     top = 0.0
     for i in range(h):  # row 1: the h heads, each T × d_k
         box(i * (d_k + gap), top, d_k, T, OKABE_ITO[i % 7], "")
-    notes.append(dict(x=(h * (d_k + gap) - gap) / 2, y=top + 9, showarrow=False,
-                      text=f"{h} × {escape_label(lab['head'])}: {T} × {d_k}", font=dict(size=12)))
+    notes.append(
+        dict(
+            x=(h * (d_k + gap) - gap) / 2,
+            y=top + 9,
+            showarrow=False,
+            text=f"{h} × {escape_label(lab['head'])}: {T} × {d_k}",
+            font=dict(size=12),
+        )
+    )
     # row 2: Concat (T × h·d_k) · W^O (h·d_k × d_model) = T × d_model, at the same scale
     y2 = -(T + 40)
     box(0, y2, h * d_k, T, "#DDDDDD", f"{escape_label(lab['concat'])}: {T} × {h * d_k}")
@@ -316,15 +577,33 @@ def projection_shapes(p: ProjectionExplanation, *, labels: dict[str, str] | None
     box(x_o, y2, d, T, "#B7D7F0", f"{escape_label(lab['proj'])}: {T} × {d}")
     notes.append(dict(x=h * d_k + 20, y=y2 - T / 2, text="·", showarrow=False, font=dict(size=22)))
     notes.append(dict(x=x_w + ww + 20, y=y2 - T / 2, text="=", showarrow=False, font=dict(size=18)))
-    notes.append(dict(x=h * d_k / 2, y=y2 + 4, ax=h * d_k / 2, ay=top - T - 4, xref="x", yref="y",
-                      axref="x", ayref="y", showarrow=True, arrowhead=2, text=""))
+    notes.append(
+        dict(
+            x=h * d_k / 2,
+            y=y2 + 4,
+            ax=h * d_k / 2,
+            ay=top - T - 4,
+            xref="x",
+            yref="y",
+            axref="x",
+            ayref="y",
+            showarrow=True,
+            arrowhead=2,
+            text="",
+        )
+    )
     width_units = x_o + d
     height_units = T + 40 + hw + 10
     layout = dict(
-        shapes=shapes, annotations=notes, font=FONT, showlegend=False, plot_bgcolor="white",
+        shapes=shapes,
+        annotations=notes,
+        font=FONT,
+        showlegend=False,
+        plot_bgcolor="white",
         xaxis=dict(visible=False, range=[-10, width_units + 10]),
         yaxis=dict(visible=False, range=[y2 - hw - 10, top + 14], scaleanchor="x", scaleratio=1),
         # the page is about 1000 px wide; keep the aspect so that squares stay square
         height=int(min(800, max(220, 1000 * height_units / max(width_units, 1)))),
-        margin=dict(l=10, r=10, t=10, b=10))
+        margin=dict(l=10, r=10, t=10, b=10),
+    )
     return go.Figure(dict(data=[], layout=layout))

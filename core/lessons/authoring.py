@@ -153,8 +153,12 @@ def new_lesson(
         title_en=toml_string(title_en),
     )
     (folder / "lesson.toml").write_text(toml, encoding="utf-8")
-    (folder / "en.md").write_text(MD_TEMPLATE["en"].format(title=_one_line(title_en), widget_example=WIDGET_EXAMPLE), encoding="utf-8")
-    (folder / "zh-TW.md").write_text(MD_TEMPLATE["zh-TW"].format(title=_one_line(title_zh), widget_example=WIDGET_EXAMPLE), encoding="utf-8")
+    (folder / "en.md").write_text(
+        MD_TEMPLATE["en"].format(title=_one_line(title_en), widget_example=WIDGET_EXAMPLE), encoding="utf-8"
+    )
+    (folder / "zh-TW.md").write_text(
+        MD_TEMPLATE["zh-TW"].format(title=_one_line(title_zh), widget_example=WIDGET_EXAMPLE), encoding="utf-8"
+    )
     return folder
 
 

@@ -22,10 +22,10 @@ from core.megatron import formulas as fm
 SECONDS_PER_DAY = 86400.0
 
 
-
 def _shown(f, equation: str | None = None) -> dict:
     """How a result names its formula: where it comes from, as text, and as the LaTeX the page prints."""
     return {"equation": equation or f.source, "formula": fm.text(f), "latex": fm.latex(f)}
+
 
 def parse_count(text: str | float | int) -> float:
     """'7.5B', '175e9', '1.2T', '300G' -> a float; ValueError with a readable message otherwise."""

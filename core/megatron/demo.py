@@ -17,6 +17,7 @@ Nothing is left behind:
 Failures come back with a `code` and `params` (no language: ui/errors.py words them), the
 technical `detail`, and an English `error` for the server log and the command line.
 """
+
 from __future__ import annotations
 
 import errno
@@ -35,7 +36,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ALLOWED_RANKS = (1, 2, 4)
-TOLERANCE = 1e-4   # float32, summed in a different order on each rank
+TOLERANCE = 1e-4  # float32, summed in a different order on each rank
 RUN_PREFIX = "megatron-demo-"
 PARENT_ENV = "MEGATRON_DEMO_PARENT"
 
@@ -128,7 +129,7 @@ def reap_orphans(tmp: Path | None = None) -> list[str]:
     tmp = Path(tmp or tempfile.gettempdir())
     removed = []
     for run_dir in tmp.glob(f"{RUN_PREFIX}*"):
-        tag = run_dir.name[len(RUN_PREFIX):]
+        tag = run_dir.name[len(RUN_PREFIX) :]
         if _owner_alive(tag):
             continue
         _kill_all(_run_processes(str(run_dir)))
@@ -169,7 +170,7 @@ def diagnose(stderr: str, run_dir: Path, returncode: int | None) -> tuple[str, d
         return "demo_disk_full", {"folder": tempfile.gettempdir()}, "the disk is full"
     # A rank killed by a signal writes no error file, and its peers then fail with "connection
     # reset by peer": the signalled rank in torchrun's report is the story.
-    root = stderr[stderr.rfind("Root Cause"):] if "Root Cause" in stderr else ""
+    root = stderr[stderr.rfind("Root Cause") :] if "Root Cause" in stderr else ""
     pattern = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
     # torchrun SIGTERMs the survivors of a failure itself: only the root cause, or another signal, counts
     pairs = pattern.findall(root)[:1] or [(r, c) for r, c in pattern.findall(stderr) if int(c) != -signal.SIGTERM]
@@ -178,62 +179,114 @@ def diagnose(stderr: str, run_dir: Path, returncode: int | None) -> tuple[str, d
             sig = _signal_name(int(exitcode))
             return "demo_worker_killed", {"rank": rank, "signal": sig}, f"rank {rank} was killed by {sig}"
     if errors:
-        errors.sort(key=lambda e: "peer" in e)   # a rank that lost its peer is not the story
+        errors.sort(key=lambda e: "peer" in e)  # a rank that lost its peer is not the story
         first = errors[0]
         m = re.match(r"rank (\d+): (.*)", first, re.S)
         rank, reason = (m.group(1), m.group(2)) if m else ("?", first)
         return "demo_worker_failed", {"rank": rank, "reason": reason[:200]}, "; ".join(e[:300] for e in errors)
-    rank = re.search(r"rank\s*:\s*(\d+)", stderr[stderr.rfind("Root Cause"):] if "Root Cause" in stderr else stderr)
+    rank = re.search(r"rank\s*:\s*(\d+)", stderr[stderr.rfind("Root Cause") :] if "Root Cause" in stderr else stderr)
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     reason = next((ln for ln in reversed(lines) if "Error" in ln or "error" in ln), lines[-1] if lines else "")
     r = rank.group(1) if rank else "?"
-    return "demo_worker_failed", {"rank": r, "reason": (reason or f"exit code {returncode}")[:200]}, \
-        (reason or f"exit code {returncode}")[:400]
+    return (
+        "demo_worker_failed",
+        {"rank": r, "reason": (reason or f"exit code {returncode}")[:200]},
+        (reason or f"exit code {returncode}")[:400],
+    )
 
 
 def _failure(base: dict, started: float, code: str, params: dict, error: str, detail: str = "", **extra) -> dict:
-    return {**base, "ok": False, "code": code, "params": params, "error": error, "detail": detail,
-            "wall_s": time.perf_counter() - started, **extra}
+    return {
+        **base,
+        "ok": False,
+        "code": code,
+        "params": params,
+        "error": error,
+        "detail": detail,
+        "wall_s": time.perf_counter() - started,
+        **extra,
+    }
 
 
 # ---------------------------------------------------------------- the demo
 
 
-def run_demo(ranks: int = 2, timeout: float = 60.0, seed: int = 0, fault: str = "none",
-             fault_rank: int = 1, python: str | None = None) -> dict:
+def run_demo(
+    ranks: int = 2,
+    timeout: float = 60.0,
+    seed: int = 0,
+    fault: str = "none",
+    fault_rank: int = 1,
+    python: str | None = None,
+) -> dict:
     """Run the demo and return the merged result (never raises for worker failures)."""
     started = time.perf_counter()
     if ranks not in ALLOWED_RANKS:
-        return _failure({"ranks": ranks}, started, "demo_bad_ranks", {"ranks": ranks},
-                        f"ranks must be one of {ALLOWED_RANKS}, got {ranks}", timed_out=False)
+        return _failure(
+            {"ranks": ranks},
+            started,
+            "demo_bad_ranks",
+            {"ranks": ranks},
+            f"ranks must be one of {ALLOWED_RANKS}, got {ranks}",
+            timed_out=False,
+        )
     reap_orphans()
     try:
         run_dir = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{_owner_tag()}-"))
         (run_dir / "tmp").mkdir()
     except OSError as exc:
         code = "demo_disk_full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "demo_start_failed"
-        return _failure({"ranks": ranks}, started, code, {"folder": tempfile.gettempdir(), "reason": exc.strerror},
-                        f"could not create the demo's folder ({exc})", timed_out=False)
+        return _failure(
+            {"ranks": ranks},
+            started,
+            code,
+            {"folder": tempfile.gettempdir(), "reason": exc.strerror},
+            f"could not create the demo's folder ({exc})",
+            timed_out=False,
+        )
     me = [python or sys.executable, "-m", "core.megatron.demo"]
-    cmd = me + ["--as-torchrun", "--standalone", "--nnodes=1", f"--nproc-per-node={ranks}", "--max-restarts=0",
-                "--monitor-interval=0.05", f"--log-dir={run_dir / 'logs'}",
-                "-m", "core.megatron.demo", "--as-worker",
-                "--out", str(run_dir), "--seed", str(seed), "--fault", fault, "--fault-rank", str(fault_rank)]
+    cmd = me + [
+        "--as-torchrun",
+        "--standalone",
+        "--nnodes=1",
+        f"--nproc-per-node={ranks}",
+        "--max-restarts=0",
+        "--monitor-interval=0.05",
+        f"--log-dir={run_dir / 'logs'}",
+        "-m",
+        "core.megatron.demo",
+        "--as-worker",
+        "--out",
+        str(run_dir),
+        "--seed",
+        str(seed),
+        "--fault",
+        fault,
+        "--fault-rank",
+        str(fault_rank),
+    ]
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("OMP_NUM_THREADS", "1")
     env["PYTHONUNBUFFERED"] = "1"
-    env["TMPDIR"] = str(run_dir / "tmp")      # torchelastic_* and any other temporary file
+    env["TMPDIR"] = str(run_dir / "tmp")  # torchelastic_* and any other temporary file
     env[PARENT_ENV] = str(os.getpid())
     base = {"ranks": ranks, "command": "torchrun " + " ".join(cmd[4:])}
     try:
         # stderr through a pipe, not a file: on a full disk it is the only place the reason survives
         try:
-            proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            )
         except OSError as exc:
-            return _failure(base, started, "demo_start_failed", {"reason": exc.strerror or str(exc)},
-                            f"could not start torchrun ({exc})", timed_out=False)
+            return _failure(
+                base,
+                started,
+                "demo_start_failed",
+                {"reason": exc.strerror or str(exc)},
+                f"could not start torchrun ({exc})",
+                timed_out=False,
+            )
         chunks: list[bytes] = []
         reader = threading.Thread(target=lambda: chunks.append(proc.stderr.read()), daemon=True)
         reader.start()
@@ -245,10 +298,15 @@ def run_demo(ranks: int = 2, timeout: float = 60.0, seed: int = 0, fault: str = 
                 _kill_tree(proc, run_dir)
                 reader.join(5)
                 base.update(port=port or 0, port_free=port is None or port_is_free(port))
-                return _failure(base, started, "demo_timeout", {"timeout": f"{timeout:g}", "ranks": ranks},
-                                f"the workers did not finish within {timeout:g} s (a rank hung or is "
-                                f"waiting for a peer); all {ranks} worker(s) and torchrun were killed",
-                                timed_out=True)
+                return _failure(
+                    base,
+                    started,
+                    "demo_timeout",
+                    {"timeout": f"{timeout:g}", "ranks": ranks},
+                    f"the workers did not finish within {timeout:g} s (a rank hung or is "
+                    f"waiting for a peer); all {ranks} worker(s) and torchrun were killed",
+                    timed_out=True,
+                )
             time.sleep(0.02)
         reader.join(5)
         stderr = b"".join(chunks).decode(errors="replace")
@@ -258,23 +316,35 @@ def run_demo(ranks: int = 2, timeout: float = 60.0, seed: int = 0, fault: str = 
             _kill_tree(proc, run_dir)
             code, params, reason = diagnose(stderr, run_dir, proc.returncode)
             base.update(port_free=port is None or port_is_free(port))
-            return _failure(base, started, code, params,
-                            f"a worker failed (torchrun exit code {proc.returncode}): {reason}",
-                            detail=stderr[-2000:], timed_out=False, returncode=proc.returncode,
-                            stderr_tail=stderr[-2000:])
+            return _failure(
+                base,
+                started,
+                code,
+                params,
+                f"a worker failed (torchrun exit code {proc.returncode}): {reason}",
+                detail=stderr[-2000:],
+                timed_out=False,
+                returncode=proc.returncode,
+                stderr_tail=stderr[-2000:],
+            )
         try:
             per_rank = [json.loads(f.read_text()) for f in files]
         except (OSError, ValueError) as exc:
-            return _failure(base, started, "demo_worker_failed", {"rank": "?", "reason": type(exc).__name__},
-                            f"a worker's result could not be read ({exc})", timed_out=False)
+            return _failure(
+                base,
+                started,
+                "demo_worker_failed",
+                {"rank": "?", "reason": type(exc).__name__},
+                f"a worker's result could not be read ({exc})",
+                timed_out=False,
+            )
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
     result = merge(per_rank)
     if not result["ok"]:
         worst = max(list(result["max_abs_diff"].values()) + list(result["embedding"]["max_abs_diff"].values()))
         result.update(code="demo_mismatch", params={"diff": f"{worst:.2e}"})
-    result.update(base, wall_s=time.perf_counter() - started,
-                  port_free=port is None or port_is_free(port))
+    result.update(base, wall_s=time.perf_counter() - started, port_free=port is None or port_is_free(port))
     return result
 
 
@@ -286,32 +356,46 @@ def merge(per_rank: list[dict]) -> dict:
     log = r0["collectives"]
     live = [c for c in log if not c["skipped"]]
     counts = {d: sum(1 for c in log if c["direction"] == d) for d in ("forward", "backward")}
-    same_log = all([(c["site"], c["direction"], c["shape"]) for c in r["collectives"]]
-                   == [(c["site"], c["direction"], c["shape"]) for c in log] for r in per_rank)
+    same_log = all(
+        [(c["site"], c["direction"], c["shape"]) for c in r["collectives"]]
+        == [(c["site"], c["direction"], c["shape"]) for c in log]
+        for r in per_rank
+    )
     joins = {}
     for site in r0["partials"]:
         parts = [r["partials"][site]["partial"] for r in per_rank]
         reduced = r0["partials"][site]["reduced"]
         summed = [sum(p["first"][i] for p in parts) for i in range(len(reduced["first"]))]
-        joins[site] = {"partials_first": [p["first"] for p in parts],
-                       "partials_norm": [p["norm"] for p in parts],
-                       "sum_of_partials_first": summed, "reduced_first": reduced["first"],
-                       "max_abs_diff": max(abs(a - b) for a, b in zip(summed, reduced["first"]))}
-    emb_diff = {k: max(r["embedding"]["max_abs_diff"][k] for r in per_rank)
-                for k in r0["embedding"]["max_abs_diff"]}
+        joins[site] = {
+            "partials_first": [p["first"] for p in parts],
+            "partials_norm": [p["norm"] for p in parts],
+            "sum_of_partials_first": summed,
+            "reduced_first": reduced["first"],
+            "max_abs_diff": max(abs(a - b) for a, b in zip(summed, reduced["first"])),
+        }
+    emb_diff = {k: max(r["embedding"]["max_abs_diff"][k] for r in per_rank) for k in r0["embedding"]["max_abs_diff"]}
     ok = max(max_diff.values()) < TOLERANCE and max(emb_diff.values()) < TOLERANCE
     return {
-        "ok": ok, "backend": r0["backend"], "world_size": r0["world_size"],
-        "devices": [r["device"] for r in per_rank], "config": r0["config"], "tolerance": TOLERANCE,
-        "max_abs_diff": max_diff, "all_reduces": counts,
-        "all_reduce_bytes": sum(c["bytes"] for c in live), "collectives": log,
-        "same_log_on_every_rank": same_log, "joins": joins,
+        "ok": ok,
+        "backend": r0["backend"],
+        "world_size": r0["world_size"],
+        "devices": [r["device"] for r in per_rank],
+        "config": r0["config"],
+        "tolerance": TOLERANCE,
+        "max_abs_diff": max_diff,
+        "all_reduces": counts,
+        "all_reduce_bytes": sum(c["bytes"] for c in live),
+        "collectives": log,
+        "same_log_on_every_rank": same_log,
+        "joins": joins,
         "shards": {str(r["rank"]): r["shards"] for r in per_rank},
         "step_ms": [r["step_ms"] for r in per_rank],
-        "embedding": {"max_abs_diff": emb_diff,
-                      "vocab_ranges": [r["embedding"]["vocab_range"] for r in per_rank],
-                      "tokens_per_rank": [r["embedding"]["tokens_here"] for r in per_rank],
-                      "collectives": r0["embedding"]["collectives"]},
+        "embedding": {
+            "max_abs_diff": emb_diff,
+            "vocab_ranges": [r["embedding"]["vocab_range"] for r in per_rank],
+            "tokens_per_rank": [r["embedding"]["tokens_here"] for r in per_rank],
+            "collectives": r0["embedding"]["collectives"],
+        },
         "output": r0["output"],
         **({} if ok else {"error": "the sharded layer does not match the unsharded one"}),
     }
@@ -329,13 +413,13 @@ def _die_with_parent() -> None:
         PR_SET_PDEATHSIG = 1
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     if expected and os.getppid() != expected:
-        os._exit(1)   # the parent died before prctl took effect
+        os._exit(1)  # the parent died before prctl took effect
 
 
 def _main(argv: list[str]) -> None:
     role, rest = argv[0], argv[1:]
     _die_with_parent()
-    os.environ[PARENT_ENV] = str(os.getpid())   # this process is its children's parent
+    os.environ[PARENT_ENV] = str(os.getpid())  # this process is its children's parent
     if role == "--as-torchrun":
         from torch.distributed.run import main as torchrun
 

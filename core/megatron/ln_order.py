@@ -12,6 +12,7 @@ train_compare() trains both orders, same seed, same data, same learning rate wit
 small masked-token task (the encoder must fill each masked position with the token it held), so a
 student can watch the difference happen on a CPU in well under a minute.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,7 +31,7 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
 
-    def forward(self, x):                                       # (b, s, d)
+    def forward(self, x):  # (b, s, d)
         if self.pre_ln:
             h = self.ln1(x)
             x = x + self.attn(h, h, h, need_weights=False)[0]
@@ -42,17 +43,17 @@ class Block(nn.Module):
 class Encoder(nn.Module):
     def __init__(self, vocab: int, seq: int, d: int, heads: int, layers: int, pre_ln: bool):
         super().__init__()
-        self.tok = nn.Embedding(vocab + 1, d)                   # +1: the [MASK] id
+        self.tok = nn.Embedding(vocab + 1, d)  # +1: the [MASK] id
         self.pos = nn.Embedding(seq, d)
         self.blocks = nn.ModuleList(Block(d, heads, pre_ln) for _ in range(layers))
         self.final_ln = nn.LayerNorm(d) if pre_ln else nn.Identity()
         self.head = nn.Linear(d, vocab)
 
-    def forward(self, ids):                                     # (b, s)
+    def forward(self, ids):  # (b, s)
         x = self.tok(ids) + self.pos(torch.arange(ids.shape[1]))  # (b, s, d)
         for blk in self.blocks:
             x = blk(x)
-        return self.head(self.final_ln(x))                      # (b, s, vocab)
+        return self.head(self.final_ln(x))  # (b, s, vocab)
 
 
 def _batch(gen, batch: int, seq: int, vocab: int, mask_id: int):
@@ -60,15 +61,24 @@ def _batch(gen, batch: int, seq: int, vocab: int, mask_id: int):
     # from their neighbours: the encoder has to use attention to fill the gaps.
     start = torch.randint(0, vocab, (batch, 1), generator=gen)
     step = torch.randint(1, 4, (batch, 1), generator=gen)
-    target = (start + step * torch.arange(seq)) % vocab          # (b, s)
-    masked = torch.rand(batch, seq, generator=gen) < 0.3         # (b, s)
+    target = (start + step * torch.arange(seq)) % vocab  # (b, s)
+    masked = torch.rand(batch, seq, generator=gen) < 0.3  # (b, s)
     ids = target.masked_fill(masked, mask_id)
     return ids, target, masked
 
 
-def train_compare(layers: int = 12, steps: int = 150, lr: float = 1e-3, d: int = 64, heads: int = 4,
-                  seq: int = 16, vocab: int = 24, batch: int = 32, seed: int = 0,
-                  progress=None) -> dict:
+def train_compare(
+    layers: int = 12,
+    steps: int = 150,
+    lr: float = 1e-3,
+    d: int = 64,
+    heads: int = 4,
+    seq: int = 16,
+    vocab: int = 24,
+    batch: int = 32,
+    seed: int = 0,
+    progress=None,
+) -> dict:
     """Train post-LN and pre-LN side by side; return both loss curves (masked-token cross entropy)."""
     if not (1 <= layers <= 48 and 1 <= steps <= 2000):
         raise ValueError("layers must be in 1..48 and steps in 1..2000")
@@ -82,11 +92,11 @@ def train_compare(layers: int = 12, steps: int = 150, lr: float = 1e-3, d: int =
             torch.manual_seed(seed)
             model = Encoder(vocab, seq, d, heads, layers, pre_ln=order == "pre_ln")
             opt = torch.optim.Adam(model.parameters(), lr=lr)
-            gen = torch.Generator().manual_seed(seed + 1)       # same batches for both orders
+            gen = torch.Generator().manual_seed(seed + 1)  # same batches for both orders
             losses = []
             for step in range(steps):
                 ids, target, masked = _batch(gen, batch, seq, vocab, vocab)
-                logits = model(ids)                              # (b, s, vocab)
+                logits = model(ids)  # (b, s, vocab)
                 loss = F.cross_entropy(logits[masked], target[masked])
                 opt.zero_grad()
                 loss.backward()
@@ -100,8 +110,21 @@ def train_compare(layers: int = 12, steps: int = 150, lr: float = 1e-3, d: int =
             final[order] = sum(tail) / len(tail) if tail else None
     finally:
         torch.set_num_threads(threads)
-    return {"source": "Shoeybi et al. 2019, section 5.3 and Figure 7",
-            "config": {"layers": layers, "steps": steps, "lr": lr, "d": d, "heads": heads,
-                       "seq": seq, "vocab": vocab, "batch": batch, "seed": seed},
-            "curves": curves, "final_loss": final, "chance_loss": math.log(vocab),
-            "seconds": time.perf_counter() - started}
+    return {
+        "source": "Shoeybi et al. 2019, section 5.3 and Figure 7",
+        "config": {
+            "layers": layers,
+            "steps": steps,
+            "lr": lr,
+            "d": d,
+            "heads": heads,
+            "seq": seq,
+            "vocab": vocab,
+            "batch": batch,
+            "seed": seed,
+        },
+        "curves": curves,
+        "final_loss": final,
+        "chance_loss": math.log(vocab),
+        "seconds": time.perf_counter() - started,
+    }

@@ -8,6 +8,7 @@ identity in the backward pass." The names below are Megatron-LM's own
 Every collective that f or g issues is appended to COLLECTIVE_LOG with where it happened (the
 operator, the pass, the module that called it), the tensor shape and the bytes on the wire.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -18,14 +19,14 @@ import torch.distributed as dist
 
 @dataclass
 class Collective:
-    op: str            # "all_reduce"
-    operator: str      # "f" or "g"
-    direction: str     # "forward" or "backward"
-    site: str          # which module called it, e.g. "attention.g"
+    op: str  # "all_reduce"
+    operator: str  # "f" or "g"
+    direction: str  # "forward" or "backward"
+    site: str  # which module called it, e.g. "attention.g"
     shape: list[int]
     dtype: str
-    bytes: int         # numel * element size: the payload each rank contributes
-    skipped: bool      # True at world size 1: Megatron-LM returns the input untouched there
+    bytes: int  # numel * element size: the payload each rank contributes
+    skipped: bool  # True at world size 1: Megatron-LM returns the input untouched there
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -44,10 +45,18 @@ def _world_size() -> int:
 
 def _all_reduce(x: torch.Tensor, operator: str, direction: str, site: str) -> torch.Tensor:
     world = _world_size()
-    COLLECTIVE_LOG.append(Collective(
-        op="all_reduce", operator=operator, direction=direction, site=site,
-        shape=list(x.shape), dtype=str(x.dtype).replace("torch.", ""),
-        bytes=x.numel() * x.element_size(), skipped=world == 1))
+    COLLECTIVE_LOG.append(
+        Collective(
+            op="all_reduce",
+            operator=operator,
+            direction=direction,
+            site=site,
+            shape=list(x.shape),
+            dtype=str(x.dtype).replace("torch.", ""),
+            bytes=x.numel() * x.element_size(),
+            skipped=world == 1,
+        )
+    )
     if world == 1:
         return x
     x = x.contiguous()

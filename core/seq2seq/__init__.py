@@ -1,4 +1,5 @@
 """Lessons 2-3: the seq2seq bottleneck and Bahdanau attention, with toy models that really train."""
+
 from .model import BahdanauAttention, Seq2Seq, Seq2SeqConfig
 from .tasks import TASKS, get_task
 

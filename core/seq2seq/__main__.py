@@ -1,5 +1,6 @@
 """Command line: ``python -m core.seq2seq train --task date --attention bahdanau`` and
 ``python -m core.seq2seq evaluate --json``."""
+
 from __future__ import annotations
 
 import argparse
@@ -31,20 +32,29 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument("--json", action="store_true", help="print JSON (default: a short table)")
     ev.add_argument("--dir", type=Path, default=CHECKPOINT_DIR)
     ev.add_argument("--threads", type=int, default=1, help="tiny models decode fastest on one thread")
-    ev.add_argument("--update-manifest", action="store_true",
-                    help="write the re-measured evaluation fields back into manifest.json (training fields stay)")
+    ev.add_argument(
+        "--update-manifest",
+        action="store_true",
+        help="write the re-measured evaluation fields back into manifest.json (training fields stay)",
+    )
     args = ap.parse_args(argv)
 
     if args.cmd == "train":
-        cfg = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
-                          patience=args.patience, target_acc=args.target_acc,
-                          max_seconds=args.max_seconds, threads=args.threads)
+        cfg = TrainConfig(
+            steps=args.steps,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            seed=args.seed,
+            patience=args.patience,
+            target_acc=args.target_acc,
+            max_seconds=args.max_seconds,
+            threads=args.threads,
+        )
 
         def show(p):
             if not args.quiet:
                 acc = "" if p.valid_acc is None else f"  valid exact match {p.valid_acc:.4f}"
-                print(f"step {p.step:5d}/{p.total_steps}  loss {p.loss:.4f}{acc}  {p.seconds:6.1f} s",
-                      flush=True)
+                print(f"step {p.step:5d}/{p.total_steps}  loss {p.loss:.4f}{acc}  {p.seconds:6.1f} s", flush=True)
 
         set_threads(args.threads)
         entry = train_and_save(args.task, args.attention, cfg, args.out, on_progress=show)
@@ -62,13 +72,14 @@ def main(argv: list[str] | None = None) -> int:
         reports = evaluate_committed(args.dir)
     except CheckpointError as exc:
         # nothing to evaluate is a failure, not an empty success: exit 2 and say how to fix it
-        what = {"manifest_missing": f"{args.dir / 'manifest.json'} is missing",
-                "manifest_empty": f"{args.dir / 'manifest.json'} lists no checkpoints",
-                "manifest_invalid": f"{args.dir / 'manifest.json'} is not a valid manifest",
-                "checkpoint_missing": f"checkpoint {exc.params.get('file')} is missing",
-                "checkpoint_corrupt": f"checkpoint {exc.params.get('file')} is damaged or truncated"}
-        print(f"error: {what.get(exc.code, exc.code)}. To make it again: {exc.params.get('command')}",
-              file=sys.stderr)
+        what = {
+            "manifest_missing": f"{args.dir / 'manifest.json'} is missing",
+            "manifest_empty": f"{args.dir / 'manifest.json'} lists no checkpoints",
+            "manifest_invalid": f"{args.dir / 'manifest.json'} is not a valid manifest",
+            "checkpoint_missing": f"checkpoint {exc.params.get('file')} is missing",
+            "checkpoint_corrupt": f"checkpoint {exc.params.get('file')} is damaged or truncated",
+        }
+        print(f"error: {what.get(exc.code, exc.code)}. To make it again: {exc.params.get('command')}", file=sys.stderr)
         return 2
     if args.update_manifest:
         from .evaluate import manifest_fields
@@ -84,8 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(reports, indent=2, ensure_ascii=False))
     else:
         for r in reports:
-            print(f"{r['file']:32s} exact match {r['exact_match']:.4f} "
-                  f"(manifest {r['manifest_exact_match']:.4f}, n={r['n']})")
+            print(
+                f"{r['file']:32s} exact match {r['exact_match']:.4f} "
+                f"(manifest {r['manifest_exact_match']:.4f}, n={r['n']})"
+            )
             print("   by length: " + "  ".join(f"{b['lengths']}:{b['exact_match']:.2f}" for b in r["by_length"]))
     return 0
 

@@ -3,6 +3,7 @@
 The app maps `code` to a translated message (ui/errors.py); the command line prints `str()`.
 Every error carries `command`, the exact command that makes the missing file again.
 """
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """Held-out accuracy: exact match overall, by source-length bucket, and per output position."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,9 +18,9 @@ def predict(model: Seq2Seq, task: Task, sources: list[str], batch_size: int = 50
     outs: list[str] = []
     model.eval()
     for k in range(0, len(sources), batch_size):
-        chunk = [Example(s, "") for s in sources[k:k + batch_size]]
+        chunk = [Example(s, "") for s in sources[k : k + batch_size]]
         src, lens, _, _ = encode_batch(task, chunk, next(model.parameters()).device)
-        ids = model.greedy(src, lens)                                     # (B, U)
+        ids = model.greedy(src, lens)  # (B, U)
         outs.extend(task.tgt_vocab.decode(row) for row in ids.tolist())
     return outs
 
@@ -55,14 +56,21 @@ def evaluate_model(model: Seq2Seq, task: Task, examples: list[Example]) -> dict:
         "attention": model.cfg.attention,
         "n": len(examples),
         "exact_match": exact_match(preds, [e.tgt for e in examples]),
-        "by_length": [{"lengths": f"{lo}-{hi}", "lo": lo, "hi": hi, "n": len(v),
-                       "exact_match": sum(v) / len(v)} for (lo, hi), v in sorted(buckets.items())],
-        "per_position": [{"position": i + 1, "n": pos_total[i], "accuracy": pos_right[i] / pos_total[i]}
-                         for i in sorted(pos_total)],
+        "by_length": [
+            {"lengths": f"{lo}-{hi}", "lo": lo, "hi": hi, "n": len(v), "exact_match": sum(v) / len(v)}
+            for (lo, hi), v in sorted(buckets.items())
+        ],
+        "per_position": [
+            {"position": i + 1, "n": pos_total[i], "accuracy": pos_right[i] / pos_total[i]} for i in sorted(pos_total)
+        ],
         "per_position_by_length": [
-            {"lengths": f"{lo}-{hi}", "n": [bpos_total[(lo, hi)][i] for i in sorted(bpos_total[(lo, hi)])],
-             "accuracy": [bpos_right[(lo, hi)][i] / bpos_total[(lo, hi)][i] for i in sorted(bpos_total[(lo, hi)])]}
-            for (lo, hi) in sorted(bpos_total)],
+            {
+                "lengths": f"{lo}-{hi}",
+                "n": [bpos_total[(lo, hi)][i] for i in sorted(bpos_total[(lo, hi)])],
+                "accuracy": [bpos_right[(lo, hi)][i] / bpos_total[(lo, hi)][i] for i in sorted(bpos_total[(lo, hi)])],
+            }
+            for (lo, hi) in sorted(bpos_total)
+        ],
     }
 
 
@@ -71,9 +79,13 @@ EVAL_FIELDS = ("heldout_exact_match", "by_length", "per_position", "per_position
 
 def manifest_fields(report: dict) -> dict:
     """The evaluation part of a manifest entry, from a report of :func:`evaluate_model`."""
-    return {"heldout_exact_match": report["exact_match"], "heldout_n": report["n"],
-            "by_length": report["by_length"], "per_position": report["per_position"],
-            "per_position_by_length": report["per_position_by_length"]}
+    return {
+        "heldout_exact_match": report["exact_match"],
+        "heldout_n": report["n"],
+        "by_length": report["by_length"],
+        "per_position": report["per_position"],
+        "per_position_by_length": report["per_position_by_length"],
+    }
 
 
 def evaluate_committed(directory: Path = CHECKPOINT_DIR) -> list[dict]:

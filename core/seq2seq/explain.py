@@ -6,6 +6,7 @@
 * :func:`trace` runs the attention model and returns everything lesson 3 draws: the BiGRU's
   forward and backward states, and for every decoder step e_ij, α_ij, c_i, s_i and the output.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,9 +21,9 @@ MAX_TYPED_CHARS = 200  # anything longer is cut before it is even checked agains
 
 @dataclass
 class InputCheck:
-    text: str                     # cleaned text (what the model would read)
+    text: str  # cleaned text (what the model would read)
     ok: bool
-    problem: str | None = None    # "empty" | "unknown_chars" | "too_long"
+    problem: str | None = None  # "empty" | "unknown_chars" | "too_long"
     unknown: list[str] = field(default_factory=list)
     max_len: int = 0
     length: int = 0
@@ -63,7 +64,7 @@ class BottleneckView:
     source: str
     output: str
     target: str | None
-    c: list[float]                       # the fixed-length vector the decoder starts from
+    c: list[float]  # the fixed-length vector the decoder starts from
     position_correct: list[bool | None]  # per target position (None: no target known)
 
     @property
@@ -79,21 +80,22 @@ def bottleneck(model: Seq2Seq, task: Task, text: str) -> BottleneckView:
     ids, enc, _ = model.greedy(src, lens, trace=True)
     out = task.tgt_vocab.decode(ids[0].tolist())
     target = task.target(text)
-    marks: list[bool | None] = ([i < len(out) and out[i] == ch for i, ch in enumerate(target)]
-                                if target is not None else [])
+    marks: list[bool | None] = (
+        [i < len(out) and out[i] == ch for i, ch in enumerate(target)] if target is not None else []
+    )
     return BottleneckView(text, out, target, enc.c[0].tolist(), marks)
 
 
 @dataclass
 class AttentionTrace:
-    source: list[str]               # input characters (x_1..x_T)
-    outputs: list[str]              # output characters, the last one "</s>" when the model stopped
-    forward: list[list[float]]      # (T, H)  →h_j
-    backward: list[list[float]]     # (T, H)  ←h_j
-    energies: list[list[float]]     # (U, T)  e_ij
-    weights: list[list[float]]      # (U, T)  α_ij
-    contexts: list[list[float]]     # (U, D)  c_i
-    states: list[list[float]]       # (U, S)  s_i
+    source: list[str]  # input characters (x_1..x_T)
+    outputs: list[str]  # output characters, the last one "</s>" when the model stopped
+    forward: list[list[float]]  # (T, H)  →h_j
+    backward: list[list[float]]  # (T, H)  ←h_j
+    energies: list[list[float]]  # (U, T)  e_ij
+    weights: list[list[float]]  # (U, T)  α_ij
+    contexts: list[list[float]]  # (U, D)  c_i
+    states: list[list[float]]  # (U, S)  s_i
     top: list[list[tuple[str, float]]]  # (U, k) most probable outputs at each step
     output_text: str
     target: str | None
@@ -116,7 +118,7 @@ def trace(model: Seq2Seq, task: Task, text: str, k: int = 3) -> AttentionTrace:
     src, lens = _encode_one(model, task, text)
     ids, enc, steps = model.greedy(src, lens, trace=True)
     H = model.cfg.enc_hidden
-    ann = enc.annotations[0]                                              # (T, 2H)
+    ann = enc.annotations[0]  # (T, 2H)
     itos = task.tgt_vocab.itos
     outputs, top = [], []
     for i, st in zip(ids[0].tolist(), steps):
@@ -151,8 +153,8 @@ def alignment_of(model: Seq2Seq, task: Task, text: str) -> tuple[list[str], list
 
 # -- lesson 3's predict block and lesson 2's "Try it" slider ------------------------------------
 
-CLOSE_SHARE = 0.5    # "close": at least half the largest weight of the step ...
-CLOSE_MIN = 0.01     # ... and at least this much (an input the step all but ignores is never close)
+CLOSE_SHARE = 0.5  # "close": at least half the largest weight of the step ...
+CLOSE_MIN = 0.01  # ... and at least this much (an input the step all but ignores is never close)
 
 
 def verdict(weights: list[float], guess: int) -> str:

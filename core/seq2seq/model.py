@@ -13,6 +13,7 @@ Two models, one encoder family:
 Notation: B batch, T source length, U target steps, E embedding size, H encoder size per
 direction, D annotation size (H or 2H), S decoder state size, A alignment (attention) size.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -28,14 +29,14 @@ from .tasks import BOS_ID, EOS_ID, PAD_ID
 @dataclass
 class Seq2SeqConfig:
     task: str
-    attention: str = "bahdanau"        # "none" | "bahdanau"
+    attention: str = "bahdanau"  # "none" | "bahdanau"
     bidirectional: bool | None = None  # default: True with attention (RNNsearch), False without
     src_vocab: int = 0
     tgt_vocab: int = 0
     max_src_len: int = 40
     max_tgt_len: int = 40
     emb_dim: int = 32
-    enc_hidden: int = 64   # per direction; a unidirectional encoder gets 2x so c is as wide as h_j
+    enc_hidden: int = 64  # per direction; a unidirectional encoder gets 2x so c is as wide as h_j
     dec_hidden: int = 128
     attn_dim: int = 64
 
@@ -74,19 +75,25 @@ class BahdanauAttention(nn.Module):
         """U_a h_j does not depend on i, so the decoder computes it once per input (App. A.1.2)."""
         return self.U_a(keys)  # (B, T, A)
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor,
-                projected_keys: torch.Tensor | None = None, return_energies: bool = False):
+    def forward(
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor,
+        projected_keys: torch.Tensor | None = None,
+        return_energies: bool = False,
+    ):
         """query (B, Dq) = s_{i-1}; keys (B, T, Dk) = h_1..h_T; mask (B, T) bool, True = real input.
 
         Returns (context (B, Dk), weights (B, T)), and the energies e_ij (B, T) when asked.
         """
         if projected_keys is None:
-            projected_keys = self.project_keys(keys)                    # (B, T, A)
+            projected_keys = self.project_keys(keys)  # (B, T, A)
         hidden = torch.tanh(self.W_a(query).unsqueeze(1) + projected_keys)  # (B, T, A)
-        energies = self.v_a(hidden).squeeze(-1)                          # (B, T)  e_ij, eq. (6)
+        energies = self.v_a(hidden).squeeze(-1)  # (B, T)  e_ij, eq. (6)
         # padding is not part of the input: it gets weight exactly 0
         weights = torch.softmax(energies.masked_fill(~mask, float("-inf")), dim=-1)  # (B, T)  α_ij
-        context = torch.bmm(weights.unsqueeze(1), keys).squeeze(1)       # (B, Dk)  c_i, eq. (5)
+        context = torch.bmm(weights.unsqueeze(1), keys).squeeze(1)  # (B, Dk)  c_i, eq. (5)
         if return_energies:
             return context, weights, energies
         return context, weights
@@ -95,9 +102,9 @@ class BahdanauAttention(nn.Module):
 @dataclass
 class EncoderOutput:
     annotations: torch.Tensor  # (B, T, D): h_j = [→h_j ; ←h_j] (bi) or h_j (uni)
-    c: torch.Tensor            # (B, D): the fixed-length vector (uni: h_T; bi: [→h_T ; ←h_1])
-    init_from: torch.Tensor    # (B, D or H): what s_0 is computed from
-    mask: torch.Tensor         # (B, T) bool
+    c: torch.Tensor  # (B, D): the fixed-length vector (uni: h_T; bi: [→h_T ; ←h_1])
+    init_from: torch.Tensor  # (B, D or H): what s_0 is computed from
+    mask: torch.Tensor  # (B, T) bool
 
 
 class Encoder(nn.Module):
@@ -112,17 +119,17 @@ class Encoder(nn.Module):
 
     def forward(self, src: torch.Tensor, src_len: torch.Tensor) -> EncoderOutput:
         T = src.size(1)
-        x = self.embed(src)                                               # (B, T, E)
+        x = self.embed(src)  # (B, T, E)
         # packing lets the backward GRU start at each input's real last character, not at padding
         packed = pack_padded_sequence(x, src_len.cpu(), batch_first=True, enforce_sorted=False)
-        out, h_n = self.rnn(packed)                                       # h_n (dirs, B, H)
+        out, h_n = self.rnn(packed)  # h_n (dirs, B, H)
         annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=T)  # (B, T, D)
         mask = torch.arange(T, device=src.device)[None, :] < src_len[:, None]  # (B, T)
         if self.bidirectional:
-            c = torch.cat([h_n[0], h_n[1]], dim=-1)                       # (B, 2H)  [→h_T ; ←h_1]
-            init_from = h_n[1]                                            # (B, H)   ←h_1, App. A.2.2
+            c = torch.cat([h_n[0], h_n[1]], dim=-1)  # (B, 2H)  [→h_T ; ←h_1]
+            init_from = h_n[1]  # (B, H)   ←h_1, App. A.2.2
         else:
-            c = h_n[0]                                                    # (B, D)   c = h_T
+            c = h_n[0]  # (B, D)   c = h_T
             init_from = c
         return EncoderOutput(annotations, c, init_from, mask)
 
@@ -141,20 +148,20 @@ class PlainDecoder(nn.Module):
 
     def forward(self, enc: EncoderOutput, tgt_in: torch.Tensor):
         """Teacher forcing: all steps at once, since c does not change. Returns logits (B, U, V)."""
-        y = self.embed(tgt_in)                                            # (B, U, E)
-        c = enc.c.unsqueeze(1).expand(-1, y.size(1), -1)                  # (B, U, D)
-        s0 = torch.tanh(self.W_s(enc.c)).unsqueeze(0)                     # (1, B, S)
-        s, _ = self.rnn(torch.cat([y, c], dim=-1), s0)                    # (B, U, S)
-        return self.out(torch.cat([s, c, y], dim=-1)), None               # (B, U, V)
+        y = self.embed(tgt_in)  # (B, U, E)
+        c = enc.c.unsqueeze(1).expand(-1, y.size(1), -1)  # (B, U, D)
+        s0 = torch.tanh(self.W_s(enc.c)).unsqueeze(0)  # (1, B, S)
+        s, _ = self.rnn(torch.cat([y, c], dim=-1), s0)  # (B, U, S)
+        return self.out(torch.cat([s, c, y], dim=-1)), None  # (B, U, V)
 
     def init_state(self, enc: EncoderOutput) -> torch.Tensor:
-        return torch.tanh(self.W_s(enc.c))                                # (B, S)
+        return torch.tanh(self.W_s(enc.c))  # (B, S)
 
     def step(self, enc: EncoderOutput, y_prev: torch.Tensor, s_prev: torch.Tensor, cache=None):
-        y = self.embed(y_prev)                                            # (B, E)
+        y = self.embed(y_prev)  # (B, E)
         _, s = self.rnn(torch.cat([y, enc.c], -1).unsqueeze(1), s_prev.unsqueeze(0))
-        s = s.squeeze(0)                                                  # (B, S)
-        logits = self.out(torch.cat([s, enc.c, y], dim=-1))               # (B, V)
+        s = s.squeeze(0)  # (B, S)
+        logits = self.out(torch.cat([s, enc.c, y], dim=-1))  # (B, V)
         return logits, s, {"context": enc.c}
 
 
@@ -167,34 +174,35 @@ class AttentionDecoder(nn.Module):
         D = cfg.annotation_dim
         init_dim = cfg.enc_hidden if cfg.bidirectional else D
         self.embed = nn.Embedding(cfg.tgt_vocab, cfg.emb_dim, padding_idx=PAD_ID)
-        self.W_s = nn.Linear(init_dim, cfg.dec_hidden)                    # s_0 = tanh(W_s ←h_1), App. A.2.2
+        self.W_s = nn.Linear(init_dim, cfg.dec_hidden)  # s_0 = tanh(W_s ←h_1), App. A.2.2
         self.attention = BahdanauAttention(cfg.dec_hidden, D, cfg.attn_dim)
         self.cell = nn.GRUCell(cfg.emb_dim + D, cfg.dec_hidden)
         # g is one linear layer over [s_i ; c_i ; E y_{i-1}] (the paper adds a maxout layer)
         self.out = nn.Linear(cfg.dec_hidden + D + cfg.emb_dim, cfg.tgt_vocab)
 
     def init_state(self, enc: EncoderOutput) -> torch.Tensor:
-        return torch.tanh(self.W_s(enc.init_from))                        # (B, S)
+        return torch.tanh(self.W_s(enc.init_from))  # (B, S)
 
     def _advance(self, enc: EncoderOutput, y: torch.Tensor, s_prev: torch.Tensor, keys: torch.Tensor):
         """One step from the embedded previous output y (B, E): α_i and c_i, then s_i."""
         context, weights, energies = self.attention(
-            s_prev, enc.annotations, enc.mask, projected_keys=keys, return_energies=True)  # (B, D), (B, T), (B, T)
-        s = self.cell(torch.cat([y, context], dim=-1), s_prev)            # (B, S)  s_i = f(s_{i-1}, y_{i-1}, c_i)
+            s_prev, enc.annotations, enc.mask, projected_keys=keys, return_energies=True
+        )  # (B, D), (B, T), (B, T)
+        s = self.cell(torch.cat([y, context], dim=-1), s_prev)  # (B, S)  s_i = f(s_{i-1}, y_{i-1}, c_i)
         return s, context, weights, energies
 
     def step(self, enc: EncoderOutput, y_prev: torch.Tensor, s_prev: torch.Tensor, cache=None):
         keys = cache if cache is not None else self.attention.project_keys(enc.annotations)
-        y = self.embed(y_prev)                                            # (B, E)
+        y = self.embed(y_prev)  # (B, E)
         s, context, weights, energies = self._advance(enc, y, s_prev, keys)
-        logits = self.out(torch.cat([s, context, y], dim=-1))             # (B, V)  g(y_{i-1}, s_i, c_i)
+        logits = self.out(torch.cat([s, context, y], dim=-1))  # (B, V)  g(y_{i-1}, s_i, c_i)
         return logits, s, {"context": context, "weights": weights, "energies": energies}
 
     def forward(self, enc: EncoderOutput, tgt_in: torch.Tensor):
         """Teacher forcing. Returns logits (B, U, V) and the weights α (B, U, T)."""
-        keys = self.attention.project_keys(enc.annotations)               # (B, T, A)
-        ys = self.embed(tgt_in)                                           # (B, U, E)
-        s = self.init_state(enc)                                          # (B, S)
+        keys = self.attention.project_keys(enc.annotations)  # (B, T, A)
+        ys = self.embed(tgt_in)  # (B, U, E)
+        s = self.init_state(enc)  # (B, S)
         states, contexts, alphas = [], [], []
         for i in range(tgt_in.size(1)):
             s, context, weights, _ = self._advance(enc, ys[:, i], s, keys)
@@ -203,7 +211,7 @@ class AttentionDecoder(nn.Module):
             alphas.append(weights)
         # the output layer does not feed back, so it runs once over all steps
         feats = torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), ys], dim=-1)  # (B, U, S+D+E)
-        return self.out(feats), torch.stack(alphas, 1)                   # (B, U, V), (B, U, T)
+        return self.out(feats), torch.stack(alphas, 1)  # (B, U, V), (B, U, T)
 
 
 class Seq2Seq(nn.Module):
@@ -218,21 +226,21 @@ class Seq2Seq(nn.Module):
         return self.decoder(self.encoder(src, src_len), tgt_in)
 
     @torch.no_grad()
-    def greedy(self, src: torch.Tensor, src_len: torch.Tensor, max_len: int | None = None,
-               trace: bool = False):
+    def greedy(self, src: torch.Tensor, src_len: torch.Tensor, max_len: int | None = None, trace: bool = False):
         """Greedy decoding of a batch. Returns ids (B, U) (after </s>: padding) and, with
         ``trace``, per-step tensors: states s_i, contexts c_i, weights α_i, energies e_i, probs."""
         max_len = max_len or self.cfg.max_tgt_len + 1
         enc = self.encoder(src, src_len)
-        cache = (self.decoder.attention.project_keys(enc.annotations)
-                 if isinstance(self.decoder, AttentionDecoder) else None)
-        s = self.decoder.init_state(enc)                                  # (B, S)
+        cache = (
+            self.decoder.attention.project_keys(enc.annotations) if isinstance(self.decoder, AttentionDecoder) else None
+        )
+        s = self.decoder.init_state(enc)  # (B, S)
         y = torch.full((src.size(0),), BOS_ID, dtype=torch.long, device=src.device)
         done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
         ids, steps = [], []
         for _ in range(max_len):
             logits, s_new, extra = self.decoder.step(enc, y, s, cache)
-            y = logits.argmax(-1)                                         # (B,)
+            y = logits.argmax(-1)  # (B,)
             y = y.masked_fill(done, PAD_ID)
             ids.append(y)
             if trace:
@@ -241,7 +249,7 @@ class Seq2Seq(nn.Module):
             done = done | (y == EOS_ID)
             if bool(done.all()):
                 break
-        out = torch.stack(ids, 1)                                         # (B, U)
+        out = torch.stack(ids, 1)  # (B, U)
         if trace:
             return out, enc, steps
         return out

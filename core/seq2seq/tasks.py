@@ -11,6 +11,7 @@
 Held-out examples never meet training: a stable hash of the *answer* (the date, or the letter
 string) puts it in exactly one split, so no spelling of a held-out date is ever trained on.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -61,7 +62,7 @@ class Vocab:
 
     @property
     def symbols(self) -> str:
-        return "".join(self.itos[len(SPECIALS):])
+        return "".join(self.itos[len(SPECIALS) :])
 
 
 def _split_of(answer: str) -> str:
@@ -132,8 +133,20 @@ def _reverse_draw(rng: random.Random) -> Example:
 
 
 # ---------------------------------------------------------------- dates
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-          "September", "October", "November", "December"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 FIRST_DAY = _dt.date(1950, 1, 1)
 LAST_DAY = _dt.date(2049, 12, 31)  # two-digit years are then unambiguous: 50-99 -> 19xx, 00-49 -> 20xx
 ZH_DIGITS = "〇一二三四五六七八九"
@@ -161,8 +174,9 @@ DATE_FORMATS: dict[str, Callable[[_dt.date, random.Random | None], str]] = {
     "d MMM yyyy": lambda d, r: f"{d.day} {_month_name(d, True, r)} {d.year}",
     "MM/dd/yy": lambda d, r: f"{d.month:02d}/{d.day:02d}/{d.year % 100:02d}",
     "yyyy年M月d日": lambda d, r: f"{d.year}年{d.month}月{d.day}日",
-    "中文數字": lambda d, r: "".join(ZH_DIGITS[int(c)] for c in str(d.year))
-    + f"年{_zh_number(d.month)}月{_zh_number(d.day)}日",
+    "中文數字": lambda d, r: (
+        "".join(ZH_DIGITS[int(c)] for c in str(d.year)) + f"年{_zh_number(d.month)}月{_zh_number(d.day)}日"
+    ),
 }
 
 
@@ -262,15 +276,45 @@ _TARGET_FNS: dict[str, Callable[[str], str | None]] = {
 _LETTER_VOCAB = Vocab(LETTERS)
 
 TASKS: dict[str, Task] = {
-    "copy": Task("copy", _LETTER_VOCAB, _LETTER_VOCAB, MAX_COPY_LEN, MAX_COPY_LEN, _copy_draw,
-                 examples=("attention", "abcdefghijklmnopqrst",
-                           "thequickbrownfoxjumpsoverthelazydog", "abcdefghijklmnopqrstuvwxyzabcdefghijklmn")),
-    "reverse": Task("reverse", _LETTER_VOCAB, _LETTER_VOCAB, MAX_COPY_LEN, MAX_COPY_LEN, _reverse_draw,
-                    examples=("attention", "abcdefghijklmnopqrst",
-                              "thequickbrownfoxjumpsoverthelazydog")),
-    "date": Task("date", Vocab(_date_chars()), Vocab("0123456789-"), 24, 10, _date_draw,
-                 examples=("2 December 2026", "2026年12月2日", "二〇二六年十二月二日",
-                           "Dec 2, 2026", "12/02/26", "July 20, 1969")),
+    "copy": Task(
+        "copy",
+        _LETTER_VOCAB,
+        _LETTER_VOCAB,
+        MAX_COPY_LEN,
+        MAX_COPY_LEN,
+        _copy_draw,
+        examples=(
+            "attention",
+            "abcdefghijklmnopqrst",
+            "thequickbrownfoxjumpsoverthelazydog",
+            "abcdefghijklmnopqrstuvwxyzabcdefghijklmn",
+        ),
+    ),
+    "reverse": Task(
+        "reverse",
+        _LETTER_VOCAB,
+        _LETTER_VOCAB,
+        MAX_COPY_LEN,
+        MAX_COPY_LEN,
+        _reverse_draw,
+        examples=("attention", "abcdefghijklmnopqrst", "thequickbrownfoxjumpsoverthelazydog"),
+    ),
+    "date": Task(
+        "date",
+        Vocab(_date_chars()),
+        Vocab("0123456789-"),
+        24,
+        10,
+        _date_draw,
+        examples=(
+            "2 December 2026",
+            "2026年12月2日",
+            "二〇二六年十二月二日",
+            "Dec 2, 2026",
+            "12/02/26",
+            "July 20, 1969",
+        ),
+    ),
 }
 
 

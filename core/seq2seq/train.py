@@ -4,6 +4,7 @@ The same function serves the command line (``python -m core.seq2seq train``), th
 checkpoints (a longer run) and the pages' live training (a small config): the page passes a
 callback that draws the progress bar and returns False when the student presses cancel.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,20 +27,20 @@ MANIFEST = CHECKPOINT_DIR / "manifest.json"
 
 @dataclass
 class TrainConfig:
-    steps: int = 4000            # upper bound; early stopping usually ends sooner
+    steps: int = 4000  # upper bound; early stopping usually ends sooner
     batch_size: int = 128
     lr: float = 3e-3
-    clip: float = 1.0            # gradient-norm clipping keeps GRU training stable
+    clip: float = 1.0  # gradient-norm clipping keeps GRU training stable
     eval_every: int = 100
     valid_size: int = 400
-    patience: int = 8            # evaluations without improvement before stopping
-    target_acc: float = 1.0      # stop as soon as validation exact match reaches this
+    patience: int = 8  # evaluations without improvement before stopping
+    target_acc: float = 1.0  # stop as soon as validation exact match reaches this
     max_seconds: float | None = None
     seed: int = 0
-    threads: int | None = 2      # the command line sets torch's thread count from this; train() never
-                                 # touches it (a process-wide setting, shared with other sessions)
-    snapshot_every: int = 0      # >0: also report the probe's alignment every so many steps
-    probe: str | None = None     # an input whose alignment is reported while training
+    threads: int | None = 2  # the command line sets torch's thread count from this; train() never
+    # touches it (a process-wide setting, shared with other sessions)
+    snapshot_every: int = 0  # >0: also report the probe's alignment every so many steps
+    probe: str | None = None  # an input whose alignment is reported while training
 
 
 LIVE_SECONDS = 45.0
@@ -48,13 +49,31 @@ LIVE_SECONDS = 45.0
 def live_config(lesson: str, steps: int | None = None, probe: str | None = None) -> TrainConfig:
     """The pages' live-training configs: small batches, capped at LIVE_SECONDS, one thread (on a
     shared server one thread is also what keeps a busy machine from stalling the run)."""
-    if lesson == "seq2seq":   # copy task, the student picks the model
-        return TrainConfig(steps=steps or 600, batch_size=64, eval_every=25, valid_size=100, patience=1000,
-                           max_seconds=LIVE_SECONDS, seed=0, threads=1)
+    if lesson == "seq2seq":  # copy task, the student picks the model
+        return TrainConfig(
+            steps=steps or 600,
+            batch_size=64,
+            eval_every=25,
+            valid_size=100,
+            patience=1000,
+            max_seconds=LIVE_SECONDS,
+            seed=0,
+            threads=1,
+        )
     if lesson == "bahdanau":  # date task with attention, alignment snapshots of the probe
-        return TrainConfig(steps=steps or 500, batch_size=64, eval_every=50, valid_size=100, patience=1000,
-                           target_acc=1.01, max_seconds=LIVE_SECONDS, seed=0, threads=1,
-                           snapshot_every=25, probe=probe)
+        return TrainConfig(
+            steps=steps or 500,
+            batch_size=64,
+            eval_every=50,
+            valid_size=100,
+            patience=1000,
+            target_acc=1.01,
+            max_seconds=LIVE_SECONDS,
+            seed=0,
+            threads=1,
+            snapshot_every=25,
+            probe=probe,
+        )
     raise ValueError(f"no live config for {lesson!r}")
 
 
@@ -88,12 +107,18 @@ def make_model(task: Task, attention: str, generator: torch.Generator | None = N
     """A fresh model; with `generator`, its weights come from that generator alone."""
     from .model import init_parameters
 
-    cfg = Seq2SeqConfig(task=task.name, attention=attention, src_vocab=len(task.src_vocab),
-                        tgt_vocab=len(task.tgt_vocab), max_src_len=task.max_src_len,
-                        max_tgt_len=task.max_tgt_len, **overrides)
+    cfg = Seq2SeqConfig(
+        task=task.name,
+        attention=attention,
+        src_vocab=len(task.src_vocab),
+        tgt_vocab=len(task.tgt_vocab),
+        max_src_len=task.max_src_len,
+        max_tgt_len=task.max_tgt_len,
+        **overrides,
+    )
     if generator is None:
         return Seq2Seq(cfg)
-    with torch.device("meta"):   # built without drawing from torch's global generator (meta: no data)
+    with torch.device("meta"):  # built without drawing from torch's global generator (meta: no data)
         model = Seq2Seq(cfg)
     return init_parameters(model.to_empty(device="cpu"), generator)
 
@@ -116,9 +141,14 @@ def encode_batch(task: Task, examples: list[Example], device=None):
     return src_t, lens, tin, tout
 
 
-def train(task_name: str, attention: str, config: TrainConfig | None = None,
-          on_progress: Callable[[Progress], bool | None] | None = None,
-          model_overrides: dict | None = None, device=None) -> TrainResult:
+def train(
+    task_name: str,
+    attention: str,
+    config: TrainConfig | None = None,
+    on_progress: Callable[[Progress], bool | None] | None = None,
+    model_overrides: dict | None = None,
+    device=None,
+) -> TrainResult:
     """Train one model. ``on_progress`` is called every ``eval_every`` (and ``snapshot_every``)
     steps; returning False stops training (the app's cancel button).
 
@@ -140,7 +170,7 @@ def _train(task_name, attention, cfg, on_progress, model_overrides, device) -> T
     from .evaluate import exact_match, predict  # evaluate imports train's helpers
 
     task = get_task(task_name)
-    generator = torch.Generator().manual_seed(cfg.seed)   # this run's own: see train()
+    generator = torch.Generator().manual_seed(cfg.seed)  # this run's own: see train()
     rng = random.Random(cfg.seed)
     device = torch.device(device or "cpu")
     model = make_model(task, attention, generator, **(model_overrides or {})).to(device)
@@ -154,7 +184,7 @@ def _train(task_name, attention, cfg, on_progress, model_overrides, device) -> T
     for step in range(1, cfg.steps + 1):
         model.train()
         src, lens, tin, tout = encode_batch(task, task.batch(rng, cfg.batch_size), device)
-        logits, _ = model(src, lens, tin)                                 # (B, U, V)
+        logits, _ = model(src, lens, tin)  # (B, U, V)
         loss = masked_cross_entropy(logits, tout)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -181,6 +211,7 @@ def _train(task_name, attention, cfg, on_progress, model_overrides, device) -> T
                 since_best += 1
         if cfg.probe and model.cfg.attention == "bahdanau":
             from .explain import alignment_of
+
             out, alpha = alignment_of(model, task, cfg.probe)
             p.alignment, p.probe_output, p.probe = alpha, out, cfg.probe
             result.snapshots.append(p)
@@ -252,8 +283,9 @@ def load_checkpoint(path: Path | str, device=None) -> Seq2Seq:
         model = Seq2Seq(cfg)
         model.load_state_dict(load_file(str(path)))
     except Exception as exc:  # noqa: BLE001 - SafetensorError, KeyError, bad JSON, wrong shapes
-        raise CheckpointError("checkpoint_corrupt", file=path.name, command=command,
-                              reason=type(exc).__name__) from None
+        raise CheckpointError(
+            "checkpoint_corrupt", file=path.name, command=command, reason=type(exc).__name__
+        ) from None
     model.eval()
     return model.to(device or "cpu")
 
@@ -280,9 +312,16 @@ def read_manifest(path: Path | None = None, required: bool = True) -> dict:
     return data
 
 
-def train_and_save(task_name: str, attention: str, config: TrainConfig | None = None,
-                   out_dir: Path = CHECKPOINT_DIR, on_progress=None, model_overrides=None,
-                   heldout_n: int = 2000, device=None) -> dict:
+def train_and_save(
+    task_name: str,
+    attention: str,
+    config: TrainConfig | None = None,
+    out_dir: Path = CHECKPOINT_DIR,
+    on_progress=None,
+    model_overrides=None,
+    heldout_n: int = 2000,
+    device=None,
+) -> dict:
     """Train, measure on the held-out set, write the checkpoint and its manifest entry."""
     from .evaluate import evaluate_model, manifest_fields
 
@@ -296,16 +335,23 @@ def train_and_save(task_name: str, attention: str, config: TrainConfig | None = 
     import platform
 
     entry = {
-        "file": name, "task": task_name, "attention": attention,
-        "bidirectional": res.model.cfg.bidirectional, "seed": cfg.seed,
+        "file": name,
+        "task": task_name,
+        "attention": attention,
+        "bidirectional": res.model.cfg.bidirectional,
+        "seed": cfg.seed,
         **manifest_fields(report),
-        "valid_exact_match": res.valid_acc, "train_seconds": round(res.seconds, 1),
-        "steps": res.steps, "batch_size": cfg.batch_size,
+        "valid_exact_match": res.valid_acc,
+        "train_seconds": round(res.seconds, 1),
+        "steps": res.steps,
+        "batch_size": cfg.batch_size,
         "device": f"{device or 'cpu'} ({platform.processor() or platform.machine()}, "
-                  f"{cfg.threads or torch.get_num_threads()} threads)",
-        "torch": torch.__version__, "parameters": count_parameters(res.model),
+        f"{cfg.threads or torch.get_num_threads()} threads)",
+        "torch": torch.__version__,
+        "parameters": count_parameters(res.model),
         "bytes": (out_dir / name).stat().st_size,
-        "train_config": asdict(cfg), "model_config": res.model.cfg.to_dict(),
+        "train_config": asdict(cfg),
+        "model_config": res.model.cfg.to_dict(),
     }
     manifest_path = out_dir / "manifest.json"
     manifest = read_manifest(manifest_path, required=False)

@@ -5,6 +5,7 @@ Fixtures: ``server`` (base URL of the running app), ``browser`` (Playwright Chro
 in ``page.console_errors``). ``open_app(page, url)`` loads a URL and waits until Streamlit has
 finished running the script. Screenshots go to artifacts/screenshots/ (git-ignored).
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-sync",
+]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 
 
@@ -35,11 +43,27 @@ def free_port() -> int:
 
 
 def start_server(port: int, env: dict | None = None) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "ui.serve", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true",
-           "--browser.gatherUsageStats", "false"]
-    return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "ui.serve",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    return subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:

@@ -1,13 +1,16 @@
 """Lessons 4-5 in Chromium: heatmaps draw, hostile text never runs, bertviz's three views render
 their SVG with every request outside localhost blocked."""
+
 from __future__ import annotations
 
 import pytest
 
 from tests.e2e.conftest import SHOTS, open_app, real_console_errors, screenshot, wait_idle
 
-HOSTILE = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2; alert(2)">'
-           '<svg onload="window.__pwned = 3">')
+HOSTILE = (
+    '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2; alert(2)">'
+    '<svg onload="window.__pwned = 3">'
+)
 
 
 def _frames_pwned(page) -> list:
@@ -82,8 +85,13 @@ def test_self_attention_renders_and_hostile_text_stays_text(server, page, dialog
     assert page.locator('img[src="x"]').count() == 0
     # the text is there, as text: the tokenizer's pieces label the heatmap
     # (a long input thins the drawn tick labels, so read the labels the heatmap was given)
-    labels = page.locator(".js-plotly-plot").nth(4).evaluate(
-        "el => JSON.stringify([el.layout.yaxis.ticktext, el.data[0].y, el.layout.xaxis.ticktext, el.data[0].x])")
+    labels = (
+        page.locator(".js-plotly-plot")
+        .nth(4)
+        .evaluate(
+            "el => JSON.stringify([el.layout.yaxis.ticktext, el.data[0].y, el.layout.xaxis.ticktext, el.data[0].x])"
+        )
+    )
     assert "script" in labels
     assert real_console_errors(page) == []
     screenshot(page, "self-attention-hostile")
@@ -108,7 +116,7 @@ def test_bertviz_views_render_svg_offline(server, page, dialogs, lang):
     _draw_bertviz(page, lang)
     assert _svg_count(page) == 1
     frame = _bertviz_frame(page)
-    assert frame.locator("#vis svg line").count() > 1000      # head view: one line per head × query × key
+    assert frame.locator("#vis svg line").count() > 1000  # head view: one line per head × query × key
     labels = {"en": ("Model view", "Neuron view"), "zh-TW": ("模型視圖", "神經元視圖")}[lang]
     page.locator('[data-testid="stButtonGroup"]').get_by_text(labels[0]).click()
     wait_idle(page, 120_000)
@@ -116,7 +124,8 @@ def test_bertviz_views_render_svg_offline(server, page, dialogs, lang):
     frame = _bertviz_frame(page)
     # model view fits the page width: its 970-unit drawing is scaled into the frame
     fits = frame.locator("#vis svg").evaluate(
-        "s => s.getBoundingClientRect().width <= document.documentElement.clientWidth + 1 && !!s.getAttribute('viewBox')")
+        "s => s.getBoundingClientRect().width <= document.documentElement.clientWidth + 1 && !!s.getAttribute('viewBox')"
+    )
     assert fits
     _shot_frame(page, f"bertviz-model-{lang}")
     page.locator('[data-testid="stButtonGroup"]').get_by_text(labels[1]).click()

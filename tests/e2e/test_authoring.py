@@ -1,12 +1,21 @@
 """An instructor's new lesson, made by following docs/AUTHORING.md, in a real browser: widgets draw,
 the quiz gives feedback and counts in the downloadable progress, presenter and print views work."""
+
 from __future__ import annotations
 
 import shutil
 
 from core.lessons import ROOT
-from tests.e2e.conftest import (free_port, open_app, real_console_errors, screenshot, start_server,
-                                stop_server, wait_healthy, wait_idle)
+from tests.e2e.conftest import (
+    free_port,
+    open_app,
+    real_console_errors,
+    screenshot,
+    start_server,
+    stop_server,
+    wait_healthy,
+    wait_idle,
+)
 from tests.test_authoring import DOCS, follow
 
 

@@ -1,4 +1,5 @@
 """Lessons 6–7 in a real browser: figures render, typing updates them, nothing reaches the network."""
+
 from __future__ import annotations
 
 import pytest
@@ -31,9 +32,9 @@ def test_bert_inputs_page(server, page):
     from core.bert import load
 
     pieces = load("", device="cpu").tokenizer.tokenize(typed)  # the default model's own WordPiece
-    assert {"注", "意", "力", "[UNK]"} <= set(pieces)          # one token per CJK character; the emoji unknown
+    assert {"注", "意", "力", "[UNK]"} <= set(pieces)  # one token per CJK character; the emoji unknown
     assert all(p in text for p in set(pieces))
-    assert page.locator('img[src="x"]').count() == 0    # user text never becomes HTML
+    assert page.locator('img[src="x"]').count() == 0  # user text never becomes HTML
     screenshot(page, "bert-inputs-en")
     assert real_console_errors(page) == []
 

@@ -1,5 +1,6 @@
 """Lesson 7's "watch BERT learn" in a real browser: start, progress visible, stop, and two pages training
 at once, both finishing (each session's run is its own background thread, polled by a fragment)."""
+
 from __future__ import annotations
 
 import re
@@ -8,7 +9,7 @@ import pytest
 
 from tests.e2e.conftest import _block_remote, open_app, real_console_errors, screenshot, wait_idle
 
-LONG = 600_000   # ms: a first visit loads the model and fits the sentiment head; two runs share 2 cores
+LONG = 600_000  # ms: a first visit loads the model and fits the sentiment head; two runs share 2 cores
 
 
 def _main(page) -> str:
@@ -23,7 +24,7 @@ def _steps(page, presses_right: int) -> None:
     thumb.press("Home")
     for _ in range(presses_right):
         thumb.press("ArrowRight")
-    page.wait_for_timeout(800)   # the slider sends its value on release; the script reruns
+    page.wait_for_timeout(800)  # the slider sends its value on release; the script reruns
 
 
 def _start(page) -> None:
@@ -50,7 +51,7 @@ def test_two_pages_train_at_once_and_both_finish(server, browser, page):
         open_app(page, f"{server}/bert-outputs?lang=en", timeout=LONG)
         open_app(other, f"{server}/bert-outputs?lang=zh-TW", timeout=LONG)
         assert "Watch BERT learn" in _main(page) and "看 BERT 學習" in _main(other)
-        _steps(page, 1)     # 20 steps
+        _steps(page, 1)  # 20 steps
         _steps(other, 1)
         _start(page)
         _start(other)
@@ -60,8 +61,8 @@ def test_two_pages_train_at_once_and_both_finish(server, browser, page):
         page.get_by_text("Done: 20 steps").wait_for(timeout=LONG)
         other.get_by_text("完成：20 步").wait_for(timeout=LONG)
         for pg in (page, other):
-            wait_idle(pg, LONG)                                             # the run's last full rerun
-            pg.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=60_000)   # the two losses
+            wait_idle(pg, LONG)  # the run's last full rerun
+            pg.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=60_000)  # the two losses
             assert re.search(r"(MLM loss|MLM 損失) \d+\.\d\d", _main(pg))  # the caption under them
         screenshot(page, "bert-live-en-done")
         screenshot(other, "bert-live-zh-TW-done")
@@ -73,10 +74,10 @@ def test_two_pages_train_at_once_and_both_finish(server, browser, page):
 @pytest.mark.slow
 def test_stop_cancels_a_run(server, page):
     open_app(page, f"{server}/bert-outputs?lang=en", timeout=LONG)
-    _steps(page, 11)    # 120 steps: long enough to stop in the middle
+    _steps(page, 11)  # 120 steps: long enough to stop in the middle
     _start(page)
     page.get_by_text(re.compile(r"Step [1-9]\d* of 120")).first.wait_for(timeout=LONG)
-    stop = page.locator('[data-testid="stMain"]').get_by_role("button", name="Stop", exact=True)   # not the header's
+    stop = page.locator('[data-testid="stMain"]').get_by_role("button", name="Stop", exact=True)  # not the header's
     stop.click()
     page.get_by_text(re.compile(r"Stopped after step \d+ of 120")).wait_for(timeout=LONG)
     step = int(re.search(r"Stopped after step (\d+) of 120", _main(page)).group(1))

@@ -1,5 +1,6 @@
 """Presenter mode in a real browser at a projector-ish 1280x720: Next brings the new step into
 view, and a clicker's keys (→/PageDown, ←/PageUp) step the lesson, except while typing."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,8 +31,11 @@ def headers(page) -> int:
 
 def wait_step(page, n: int) -> None:
     """Wait until step n (counted from 1) is the last one shown and the address says so."""
-    page.wait_for_function(f"() => document.querySelectorAll('[data-testid=stMain] h2').length === {n - 1}"
-                           f" && location.search.includes('step={n}')", timeout=60_000)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('[data-testid=stMain] h2').length === {n - 1}"
+        f" && location.search.includes('step={n}')",
+        timeout=60_000,
+    )
     wait_idle(page)
 
 
@@ -80,14 +84,15 @@ def test_clicker_keys_step_the_lesson_but_not_while_typing(server, small):
 def test_presenter_type_is_large_and_metrics_stay_near_their_labels(server, page):
     open_app(page, f"{server}/megatron?lang=en&present=1&step=99")
     size = lambda sel: page.evaluate(  # noqa: E731
-        f"parseFloat(getComputedStyle(document.querySelector('[data-testid=stMain] {sel}')).fontSize)")
-    body = size('[data-testid=stMarkdownContainer] p')
+        f"parseFloat(getComputedStyle(document.querySelector('[data-testid=stMain] {sel}')).fontSize)"
+    )
+    body = size("[data-testid=stMarkdownContainer] p")
     assert body >= 24
-    assert size('[data-testid=stCaptionContainer]') >= 20
-    label, value = size('[data-testid=stMetricLabel] p'), size('[data-testid=stMetricValue]')
+    assert size("[data-testid=stCaptionContainer]") >= 20
+    label, value = size("[data-testid=stMetricLabel] p"), size("[data-testid=stMetricValue]")
     assert value <= 1.5 * label  # a metric's number is not a poster next to its label
     ticks = page.evaluate("""() => Math.max(...[...document.querySelectorAll(
         '[data-testid=stMain] .main-svg .xtick text')].map(t => parseFloat(t.style.fontSize) || 0))""")
     assert ticks >= 15  # figure text grew with the page (Plotly's 12 px x 1.5 = 18)
     open_app(page, f"{server}/megatron?lang=en&present=1&print=1")  # print: never presenter-sized
-    assert size('[data-testid=stMarkdownContainer] p') <= 17
+    assert size("[data-testid=stMarkdownContainer] p") <= 17

@@ -1,5 +1,6 @@
 """Handouts: the printable view printed to PDF by Chromium (page.pdf), A4 portrait, in both
 languages: text, figures and tables only, no control, no table wider than the page."""
+
 from __future__ import annotations
 
 import io
@@ -10,13 +11,21 @@ import pytest
 from core.lessons import load_catalog, load_locale_keys
 from tests.e2e.conftest import open_app, real_console_errors
 
-A4_PT = (595.3, 841.9)   # A4 portrait in PostScript points
-PAGE_PX = 703            # 210 mm less two 12 mm margins (ui/lesson.py PRINT_CSS), at 96 px per inch
+A4_PT = (595.3, 841.9)  # A4 portrait in PostScript points
+PAGE_PX = 703  # 210 mm less two 12 mm margins (ui/lesson.py PRINT_CSS), at 96 px per inch
 
 # Labels that only a control carries (a box, a select, a slider, a button), per lesson.
 CONTROL_KEYS = {
-    "bahdanau": ["bahdanau.input_label", "bahdanau.step_slider", "bahdanau.predict_step", "bahdanau.probe_label",
-                 "bahdanau.live_steps", "app.download_csv", "app.download_json", "app.next_step"],
+    "bahdanau": [
+        "bahdanau.input_label",
+        "bahdanau.step_slider",
+        "bahdanau.predict_step",
+        "bahdanau.probe_label",
+        "bahdanau.live_steps",
+        "app.download_csv",
+        "app.download_json",
+        "app.next_step",
+    ],
     "megatron": ["megatron.ln_run", "app.download_csv", "app.download_json", "app.next_step", "quiz.guess_placeholder"],
 }
 

@@ -1,5 +1,6 @@
 """Lessons 2-3 in a real browser: figures render, typing changes them, bad input is refused,
 live training can be cancelled."""
+
 from __future__ import annotations
 
 from tests.e2e.conftest import open_app, real_console_errors, screenshot, wait_idle

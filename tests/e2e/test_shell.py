@@ -1,4 +1,5 @@
 """The app shell in a real browser: every lesson, both languages, presenter mode, broken lessons."""
+
 from __future__ import annotations
 
 import shutil
@@ -6,8 +7,16 @@ import shutil
 import pytest
 
 from core.lessons import LANGS, ROOT, load_catalog
-from tests.e2e.conftest import (free_port, open_app, real_console_errors, screenshot, start_server,
-                                stop_server, wait_healthy, wait_idle)
+from tests.e2e.conftest import (
+    free_port,
+    open_app,
+    real_console_errors,
+    screenshot,
+    start_server,
+    stop_server,
+    wait_healthy,
+    wait_idle,
+)
 
 CATALOG = load_catalog()
 
@@ -41,7 +50,9 @@ def test_sidebar_navigation_language_switch_and_presenter_mode(server, page):
     page.locator('[data-testid="stSidebar"] [data-testid="stWidgetLabel"]', has_text="簡報模式").click()
     wait_idle(page)
     assert page.locator('[data-testid="stMain"] h2').count() == 0
-    font = page.evaluate("getComputedStyle(document.querySelector('[data-testid=stMain] [data-testid=stMarkdownContainer] p')).fontSize")
+    font = page.evaluate(
+        "getComputedStyle(document.querySelector('[data-testid=stMain] [data-testid=stMarkdownContainer] p')).fontSize"
+    )
     assert float(font.rstrip("px")) >= 24
     page.locator('[data-testid="stMain"] button', has_text="下一步").click()
     wait_idle(page)

@@ -1,6 +1,7 @@
 """Every lesson in zh-TW at 1400 px in Chromium: the rendered text has no English word outside the
 allow-list of tests/test_zh_labels.py (example inputs on offer excepted), bertviz draws no English
 words of its own, and no text inside a Plotly figure is drawn under 11 px."""
+
 from __future__ import annotations
 
 import re
@@ -73,16 +74,20 @@ def test_bertviz_views_draw_their_words_in_chinese(server, page, view):
     from tests.e2e.conftest import wait_idle
 
     open_app(page, f"{server}/multi-head?lang=zh-TW", 180_000)
-    page.locator("[data-testid=\"stButtonGroup\"] button", has_text=view).first.click()
+    page.locator('[data-testid="stButtonGroup"] button', has_text=view).first.click()
     wait_idle(page, 180_000)
+
     def drawn_texts() -> list[str]:
         out = []
         for f in page.frames[1:]:
             out += f.evaluate("() => [...document.querySelectorAll('svg text')].map(e => e.textContent.trim())")
         return out
 
-    want = {"頭", "層", "Heads", "Layers"} if view == "模型視圖" else {"softmax", "Softmax", "尚未選擇詞元",
-                                                                   "No token selected"}
+    want = (
+        {"頭", "層", "Heads", "Layers"}
+        if view == "模型視圖"
+        else {"softmax", "Softmax", "尚未選擇詞元", "No token selected"}
+    )
     drawn: list[str] = []
     for _ in range(100):  # the view draws after its scripts load inside the frame
         drawn = drawn_texts()
