@@ -56,7 +56,7 @@ load: $(VENV)/.deps-test
 gpu-check: $(VENV)/.deps-run
 	$(PY) -m core.gpu_check
 
-# Debian's nginx, the load balancer of `python -m ui.cluster` (tests/test_cluster.py starts one).
+# Debian's nginx, the load balancer of `python -m ui.cluster` (tests/e2e/test_cluster.py starts one).
 nginx:
 	@bash scripts/ensure-nginx.sh
 

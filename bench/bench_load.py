@@ -34,44 +34,29 @@ sys.path.insert(0, str(ROOT))
 
 from bench.protocol import ProtocolError, ProtocolSession  # noqa: E402
 
-# Words that are one WordPiece in every English BERT vocabulary, so each is a token in the figures.
+# Words that are one WordPiece in both models the lessons ship with (the project's bilingual BERT and
+# all-MiniLM-L6-v2), so each is a token in the figures; tests/test_cluster.py checks that they still are.
 MARKERS = [
     "river",
-    "garden",
-    "doctor",
-    "window",
     "music",
     "winter",
     "mountain",
-    "kitchen",
-    "teacher",
     "market",
     "forest",
     "letter",
     "island",
-    "bridge",
     "engine",
     "summer",
     "camera",
-    "coffee",
     "planet",
     "silver",
-    "farmer",
     "ocean",
-    "castle",
-    "pilot",
-    "village",
-    "dinner",
     "student",
     "table",
-    "horse",
     "train",
     "paper",
-    "queen",
     "storm",
-    "candle",
     "valley",
-    "painter",
 ]
 TEMPLATES = {
     "en": "The {w} did not move because it was tired, said the {o}.",

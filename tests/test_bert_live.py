@@ -182,7 +182,7 @@ def test_apptest_cancel_and_chinese():
     assert f"在第 {snap['step']} 步" in texts(at)
     # the comparison table: the live preset beside the shipped model, in Chinese
     tables = [df.value for df in at.dataframe if "項目" in df.value.columns]
-    assert tables and {"這次訓練（live 預設）", "預設模型（隨專案發布）"} <= set(tables[0].columns)
+    assert tables and {"這次的即時訓練", "預設模型（隨專案發布）"} <= set(tables[0].columns)
 
 
 def test_sentiment_uses_chinese_posts_on_the_chinese_page():

@@ -73,7 +73,10 @@ def test_bertviz_views_draw_their_words_in_chinese(server, page, view):
     selected" into the drawing; the bridge puts the reader's language in their place."""
     from tests.e2e.conftest import wait_idle
 
+    from tests.e2e.test_attention import _draw_bertviz
+
     open_app(page, f"{server}/multi-head?lang=zh-TW", 180_000)
+    _draw_bertviz(page, "zh-TW")  # drawn only on request
     page.locator('[data-testid="stButtonGroup"] button', has_text=view).first.click()
     wait_idle(page, 180_000)
 

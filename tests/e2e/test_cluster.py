@@ -24,10 +24,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from bench.bench_load import MARKERS
 from bench.protocol import ProtocolError, ProtocolSession
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _block_remote, free_port, wait_idle
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = "self-attention"
 pytestmark = pytest.mark.slow
 
@@ -77,7 +78,7 @@ async def edit_ok(sess: ProtocolSession, word: str) -> bool:
     return run.ok and run.figures_contain(word)
 
 
-def test_cluster_survives_a_dead_replica_and_leaves_nothing_behind(browser_):
+def test_cluster_survives_a_dead_replica_and_leaves_nothing_behind(browser):
     port = free_port()
     proc, info = start_cluster(port)
     url = f"http://127.0.0.1:{info['balancer']}"
@@ -91,7 +92,7 @@ def test_cluster_survives_a_dead_replica_and_leaves_nothing_behind(browser_):
         by_port = dict(zip(info["replicas"], info["pids"]))
 
         # the browser first: its replica is the one that will die
-        ctx = browser_.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
         ctx.route("**/*", _block_remote)
         page = ctx.new_page()
         sockets = []
@@ -129,7 +130,7 @@ def test_cluster_survives_a_dead_replica_and_leaves_nothing_behind(browser_):
             assert s.session_id != ids_before[id(s)]  # a new session: the old one died with its replica
             assert loop(edit_ok(s, "river"), 60)
         for s in on_survivor:  # untouched; a reconnect finds its own session again
-            assert loop(edit_ok(s, "garden"), 60)
+            assert loop(edit_ok(s, MARKERS[1]), 60)
             assert loop(s.reconnect(), 60).ok
             assert s.session_id == ids_before[id(s)]
         for _ in range(3):
@@ -180,11 +181,13 @@ def test_cluster_survives_a_dead_replica_and_leaves_nothing_behind(browser_):
     assert left == [] and tmpdir is not None and not tmpdir.exists()
 
 
-@pytest.fixture(scope="module")
-def browser_():
-    from playwright.sync_api import sync_playwright
+def test_load_markers_are_single_tokens_in_the_shipped_models():
+    """An edit counts only if its marker word is a token in the figures: each marker must be one
+    WordPiece under the default model and under all-MiniLM-L6-v2."""
+    from transformers import AutoTokenizer
 
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
+    from core.bert.loader import default_model_dir, embedded_model_dir
+
+    for folder in (default_model_dir(), embedded_model_dir()):
+        tok = AutoTokenizer.from_pretrained(str(folder))
+        assert [w for w in MARKERS if tok.tokenize(w) != [w]] == [], folder.name
