@@ -26,7 +26,7 @@ import pytest
 
 from bench.bench_load import MARKERS
 from bench.protocol import ProtocolError, ProtocolSession
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _block_remote, free_port, wait_idle
+from tests.e2e.conftest import _block_remote, free_port, wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "self-attention"

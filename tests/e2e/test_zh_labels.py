@@ -72,7 +72,6 @@ def test_bertviz_views_draw_their_words_in_chinese(server, page, view):
     """bertviz's own scripts write "Heads", "Layers", "Layer 3, Head 5", "Softmax", "No token
     selected" into the drawing; the bridge puts the reader's language in their place."""
     from tests.e2e.conftest import wait_idle
-
     from tests.e2e.test_attention import _draw_bertviz
 
     open_app(page, f"{server}/multi-head?lang=zh-TW", 180_000)
