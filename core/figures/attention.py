@@ -229,36 +229,22 @@ def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
         **(labels or {}),
     }
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(
-        go.Scatter(
-            x=study.d_k,
-            y=np.round(study.max_weight_unscaled, 4),
-            name=escape_label(lab["without"]),
-            mode="lines+markers",
-            line=dict(color=OKABE_ITO[5]),
-        ),
-        secondary_y=False,
+    series = (
+        (study.max_weight_unscaled, 4, "without", dict(color=OKABE_ITO[5]), False),
+        (study.max_weight_scaled, 4, "with", dict(color=OKABE_ITO[0]), False),
+        (study.score_std, 3, "std", dict(color=OKABE_ITO[7], dash="dot"), True),
     )
-    fig.add_trace(
-        go.Scatter(
-            x=study.d_k,
-            y=np.round(study.max_weight_scaled, 4),
-            name=escape_label(lab["with"]),
-            mode="lines+markers",
-            line=dict(color=OKABE_ITO[0]),
-        ),
-        secondary_y=False,
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=study.d_k,
-            y=np.round(study.score_std, 3),
-            name=escape_label(lab["std"]),
-            mode="lines+markers",
-            line=dict(color=OKABE_ITO[7], dash="dot"),
-        ),
-        secondary_y=True,
-    )
+    for values, digits, key, line, secondary in series:
+        fig.add_trace(
+            go.Scatter(
+                x=study.d_k,
+                y=np.round(values, digits),
+                name=escape_label(lab[key]),
+                mode="lines+markers",
+                line=line,
+            ),
+            secondary_y=secondary,
+        )
     fig.update_xaxes(type="log", title_text=escape_label(lab["x"]), tickvals=study.d_k)
     fig.update_yaxes(range=[0, 1.05], title_text=escape_label(lab["y"]), secondary_y=False)
     fig.update_yaxes(

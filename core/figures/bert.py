@@ -64,25 +64,27 @@ def _grid(
         raw = _html.unescape(str(c))
         return _html.escape(fit_text(raw, cell - 8), quote=False) if text_px(raw) > cell - 8 else str(c)
 
-    if not banded:
-        fig = go.Figure(
-            go.Heatmap(
-                z=z,
-                text=[[cut(c) for c in row] for row in text],
-                texttemplate="%{text}",
-                textfont=dict(size=CELL_FONT),
-                customdata=hover,
-                hovertemplate="%{customdata}<extra></extra>",
-                colorscale=colorscale,
-                zmin=zmin,
-                zmax=zmax,
-                showscale=showscale,
-                xgap=2,
-                ygap=2,
-                x=list(range(n)),
-                y=list(range(rows)),
-            )
+    def cell_heatmap(cells, shown, hovers, columns, lines, **extra) -> go.Heatmap:
+        return go.Heatmap(
+            z=cells,
+            text=shown,
+            texttemplate="%{text}",
+            textfont=dict(size=CELL_FONT),
+            customdata=hovers,
+            hovertemplate="%{customdata}<extra></extra>",
+            colorscale=colorscale,
+            zmin=zmin,
+            zmax=zmax,
+            showscale=showscale,
+            xgap=2,
+            ygap=2,
+            x=list(range(columns)),
+            y=list(range(lines)),
+            **extra,
         )
+
+    if not banded:
+        fig = go.Figure(cell_heatmap(z, [[cut(c) for c in row] for row in text], hover, n, rows))
         ticks = [cut(t) for t in x_ticks]
         long = any(text_px(_html.unescape(t), 12) > cell for t in ticks)
         fig.update_xaxes(
@@ -124,25 +126,7 @@ def _grid(
             bt.append([cut(c) for c in text[r][lo:hi]] + [""] * pad)
             bh.append(list(hover[r][lo:hi]) + [""] * pad)
             names.append(y_ticks[r])
-    fig = go.Figure(
-        go.Heatmap(
-            z=bz,
-            text=bt,
-            texttemplate="%{text}",
-            textfont=dict(size=CELL_FONT),
-            customdata=bh,
-            hovertemplate="%{customdata}<extra></extra>",
-            colorscale=colorscale,
-            zmin=zmin,
-            zmax=zmax,
-            showscale=showscale,
-            xgap=2,
-            ygap=2,
-            hoverongaps=False,
-            x=list(range(per_band)),
-            y=list(range(len(bz))),
-        )
-    )
+    fig = go.Figure(cell_heatmap(bz, bt, bh, per_band, len(bz), hoverongaps=False))
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
     fig.update_yaxes(
         tickmode="array",
