@@ -48,6 +48,17 @@ def fit_text(text: str, width: int, size: int = CELL_FONT) -> str:
     return out + "…"
 
 
+def cell_ticks(ticks: Sequence[str]) -> dict:
+    """An axis labelled cell by cell (one tick per row or column), at the cells' font size."""
+    return dict(
+        tickmode="array",
+        tickvals=list(range(len(ticks))),
+        ticktext=list(ticks),
+        showgrid=False,
+        tickfont=dict(size=CELL_FONT),
+    )
+
+
 def _grid(
     z, text, hover, x_ticks, y_ticks, colorscale, title, zmin=None, zmax=None, height=None, showscale=False
 ) -> go.Figure:
@@ -87,23 +98,8 @@ def _grid(
         fig = go.Figure(cell_heatmap(z, [[cut(c) for c in row] for row in text], hover, n, rows))
         ticks = [cut(t) for t in x_ticks]
         long = any(text_px(_html.unescape(t), 12) > cell for t in ticks)
-        fig.update_xaxes(
-            tickmode="array",
-            tickvals=list(range(n)),
-            ticktext=ticks,
-            side="top",
-            showgrid=False,
-            tickangle=-45 if long else 0,
-            tickfont=dict(size=CELL_FONT),
-        )
-        fig.update_yaxes(
-            tickmode="array",
-            tickvals=list(range(rows)),
-            ticktext=y_ticks,
-            autorange="reversed",
-            showgrid=False,
-            tickfont=dict(size=CELL_FONT),
-        )
+        fig.update_xaxes(**cell_ticks(ticks), side="top", tickangle=-45 if long else 0)
+        fig.update_yaxes(**cell_ticks(y_ticks), autorange="reversed")
         # x tick labels sit on top: keep the title above them
         return layout(
             fig,
@@ -128,15 +124,7 @@ def _grid(
             names.append(y_ticks[r])
     fig = go.Figure(cell_heatmap(bz, bt, bh, per_band, len(bz), hoverongaps=False))
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(
-        tickmode="array",
-        tickvals=list(range(len(bz))),
-        ticktext=names,
-        autorange="reversed",
-        showgrid=False,
-        zeroline=False,
-        tickfont=dict(size=CELL_FONT),
-    )
+    fig.update_yaxes(**cell_ticks(names), autorange="reversed", zeroline=False)
     return layout(fig, title, 60 + 40 * len(bz), top=60 if title else 20, plot_bgcolor="white")
 
 
