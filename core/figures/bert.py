@@ -371,24 +371,15 @@ def trajectory_figure(rows: list[dict], *, labels: Mapping[str, str] | None = No
     )
     layers = [r["layer"] for r in rows]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    for k, key in enumerate(("norm", "change")):
+    # sizes on top, cosines below; one colour per series
+    for k, key in enumerate(("norm", "change", "cos_prev", "cos_embedding")):
         fig.add_scatter(
             x=layers,
             y=[round(r[key], 4) for r in rows],
             mode="lines+markers",
             name=escape_label(names.get(key, key)),
             marker_color=OKABE_ITO[k],
-            row=1,
-            col=1,
-        )
-    for k, key in enumerate(("cos_prev", "cos_embedding")):
-        fig.add_scatter(
-            x=layers,
-            y=[round(r[key], 4) for r in rows],
-            mode="lines+markers",
-            name=escape_label(names.get(key, key)),
-            marker_color=OKABE_ITO[k + 2],
-            row=2,
+            row=1 + k // 2,
             col=1,
         )
     fig.update_xaxes(title_text=escape_label(names["layer"]), dtick=1, row=2, col=1)
