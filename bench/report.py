@@ -18,12 +18,13 @@ def fmt(v, unit="s"):
     return "–" if v is None else f"{v:.2f} {unit}"
 
 
+def table(header: list[str], rows: list[list]) -> list[str]:
+    """A Markdown table: the header, its separator, one line per row of cells."""
+    return [f"| {' | '.join(str(c) for c in cells)} |" for cells in [header, ["---"] * len(header), *rows]]
+
+
 def load_rows(rows: list[dict]) -> list[str]:
-    out = [
-        "| page | sessions | steady: n, median, p95 (≤ 1 s) | burst of N: median, p95 (≤ 3 s) | errors | "
-        "first load p95 | RSS peak / end (≤ 1536 MB) | KB per edit | idle edit ÷ forward (≤ 3×) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
+    out = []
     for r in rows:
         s, b, q = r["steady"], r["burst"], r.get("ratio")
         ratio = (
@@ -31,39 +32,53 @@ def load_rows(rows: list[dict]) -> list[str]:
         )
         env = f" ({', '.join(r['server_env'])})" if r.get("server_env") else ""
         out.append(
-            f"| /{r['page']}{env} | {r['sessions']} every ~{r['interval_s']:g} s, {r['duration_s']:g} s | "
-            f"{s['n']}, {fmt(s['median_s'])}, {fmt(s['p95_s'])} | {fmt(b['median_s'])}, {fmt(b['p95_s'])} | "
-            f"{r['errors']} | {fmt(r['first_load']['p95_s'])} | {r['rss_mb_peak']:.0f} / {r['rss_mb_end']:.0f} MB | "
-            f"{r['kb_per_edit_median']} | {ratio} |"
+            [
+                f"/{r['page']}{env}",
+                f"{r['sessions']} every ~{r['interval_s']:g} s, {r['duration_s']:g} s",
+                f"{s['n']}, {fmt(s['median_s'])}, {fmt(s['p95_s'])}",
+                f"{fmt(b['median_s'])}, {fmt(b['p95_s'])}",
+                r["errors"],
+                fmt(r["first_load"]["p95_s"]),
+                f"{r['rss_mb_peak']:.0f} / {r['rss_mb_end']:.0f} MB",
+                r["kb_per_edit_median"],
+                ratio,
+            ]
         )
-    return out
+    header = ["page", "sessions", "steady: n, median, p95 (≤ 1 s)", "burst of N: median, p95 (≤ 3 s)", "errors"]
+    header += ["first load p95", "RSS peak / end (≤ 1536 MB)", "KB per edit", "idle edit ÷ forward (≤ 3×)"]
+    return table(header, out)
 
 
 def browser_rows(rows: list[dict]) -> list[str]:
-    out = [
-        "| page | edits | figures that show the text | median | p95 | budget p95 | page errors |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for r in rows:
-        out.append(
-            f"| /{r['page']} ({r['lang']}) | {r['edits']} | {r['figures_with_text']} | {fmt(r['median_s'])} | "
-            f"{fmt(r['p95_s'])} | {fmt(r['budget_p95_s'])} | {len(r['errors'])} |"
-        )
-    return out
+    header = ["page", "edits", "figures that show the text", "median", "p95", "budget p95", "page errors"]
+    cells = ("edits", "figures_with_text")
+    times = ("median_s", "p95_s", "budget_p95_s")
+    return table(
+        header,
+        [
+            [f"/{r['page']} ({r['lang']})", *(r[k] for k in cells), *(fmt(r[k]) for k in times), len(r["errors"])]
+            for r in rows
+        ],
+    )
 
 
 def soak_rows(rows: list[dict]) -> list[str]:
-    out = [
-        "| reruns | wall | RSS start | RSS at marks | after settling | growth first→last mark | errors |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
+    header = ["reruns", "wall", "RSS start", "RSS at marks", "after settling", "growth first→last mark", "errors"]
+    out = []
     for r in rows:
         marks = ", ".join(f"{k}: {v:.0f} MB" for k, v in r["rss_mb_at"].items())
         out.append(
-            f"| {r['reruns']} | {r['wall_s']:.0f} s | {r['rss_mb_start']:.0f} MB | {marks} | "
-            f"{r['rss_mb_after_settle']:.0f} MB | {r['growth_pct_first_to_last_mark']} % | {r['errors']} |"
+            [
+                r["reruns"],
+                f"{r['wall_s']:.0f} s",
+                f"{r['rss_mb_start']:.0f} MB",
+                marks,
+                f"{r['rss_mb_after_settle']:.0f} MB",
+                f"{r['growth_pct_first_to_last_mark']} %",
+                r["errors"],
+            ]
         )
-    return out
+    return table(header, out)
 
 
 def main(paths: list[str]) -> int:

@@ -78,6 +78,7 @@ ANIMAL = "The animal didn't cross the street because it was too tired."
 # widgets and the lesson pages (ui/widgets.py, pages/).
 SHOW_TOKENS = 64  # tokens a BERT figure draws (the model itself reads up to its position table)
 MAX_CHARS = 2000  # characters kept from a text box (core.text.clean)
+SENTENCE = Param("str", ANIMAL, help="the sentence")
 SEED = Param("int", 0, minimum=0, maximum=1_000_000, help="random seed")
 RANKS = Param("choice", "2", choices=("1", "2", "4"), help="tensor-parallel ranks")
 SCHEDULE = Param("choice", "1f1b", choices=("gpipe", "1f1b", "interleaved"), help="schedule")
@@ -92,7 +93,7 @@ WIDGETS: dict[str, WidgetSpec] = {
             "attention-heatmap",
             "one head of the BERT model as a heatmap for a sentence",
             {
-                "text": Param("str", ANIMAL, help="the sentence"),
+                "text": SENTENCE,
                 "layer": Param("int", 0, minimum=0, help="layer, counted from 0"),
                 "head": Param("int", 0, minimum=0, help="head, counted from 0"),
             },
@@ -100,36 +101,28 @@ WIDGETS: dict[str, WidgetSpec] = {
         WidgetSpec(
             "head-grid",
             "every layer x head of the BERT model as small heatmaps",
-            {
-                "text": Param("str", ANIMAL, help="the sentence"),
-            },
+            {"text": SENTENCE},
         ),
         WidgetSpec(
             "bahdanau-alignment",
             "the trained date model's alignment heatmap for an input",
-            {
-                "text": Param("str", "2 December 2026", help="a date in English or Chinese spelling"),
-            },
+            {"text": Param("str", "2 December 2026", help="a date in English or Chinese spelling")},
         ),
         WidgetSpec(
             "tokenizer",
             "WordPiece tokens and ids of a text",
-            {
-                "text": Param("str", ANIMAL, help="the text"),
-            },
+            {"text": Param("str", ANIMAL, help="the text")},
         ),
         WidgetSpec(
             "embedding-sum",
             "token + segment + position embeddings and their LayerNorm'd sum",
-            {
-                "text": Param("str", "Attention is all you need", help="the sentence"),
-            },
+            {"text": Param("str", "Attention is all you need", help="the sentence")},
         ),
         WidgetSpec(
             "mask-simulator",
             "BERT's 15 % / 80-10-10 masking applied to a text",
             {
-                "text": Param("str", ANIMAL, help="the sentence"),
+                "text": SENTENCE,
                 "seed": SEED,
             },
         ),

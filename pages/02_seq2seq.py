@@ -5,7 +5,7 @@ import streamlit as st
 from core.figures import seq2seq as figs
 from ui import figures, lesson
 from ui.i18n import t
-from ui.seq2seq import checked_input, get_model, get_task, live_report, live_training, manifest_entries
+from ui.seq2seq import checked_input, get_model, get_task, live_report, live_training, manifest_entries, show_live_loss
 from ui.shell import recorded_device
 
 page = lesson.LessonPage("seq2seq")
@@ -180,15 +180,7 @@ def train_live():
     if result is None:
         return
     report = live_report("seq2seq.live", result)
-    figures.show(
-        figs.loss_curve(
-            result.losses,
-            labels={"title": t("seq2seq.live_loss_title"), "x": t("seq2seq.step"), "y": t("seq2seq.loss")},
-        ),
-        key="seq2seq.live.loss",
-        data=[{"step": s, "loss": v} for s, v in result.losses],
-        filename="live-loss",
-    )
+    show_live_loss("seq2seq.live", result, t("seq2seq.live_loss_title"))
     names = {report["attention"]: t("seq2seq.live_model", model=_names()[report["attention"]])}
     figures.show(
         figs.accuracy_vs_length(

@@ -5,7 +5,7 @@ import streamlit as st
 from core.figures import seq2seq as figs
 from ui import figures, lesson, widgets
 from ui.i18n import t
-from ui.seq2seq import checked_input, date_trace, get_task, live_training, manifest_entries
+from ui.seq2seq import checked_input, date_trace, get_task, live_training, manifest_entries, show_live_loss
 from ui.shell import recorded_device
 
 page = lesson.LessonPage("bahdanau")
@@ -258,15 +258,7 @@ def train_live():
         key="bahdanau.live.replay",
         filename=f"alignment-step-{snap.step}",
     )
-    figures.show(
-        figs.loss_curve(
-            result.losses,
-            labels={"title": t("bahdanau.live_loss_title"), "x": t("seq2seq.step"), "y": t("seq2seq.loss")},
-        ),
-        key="bahdanau.live.loss",
-        data=[{"step": s, "loss": v} for s, v in result.losses],
-        filename="live-loss",
-    )
+    show_live_loss("bahdanau.live", result, t("bahdanau.live_loss_title"))
 
 
 page.render()

@@ -88,21 +88,13 @@ def scaled_dot_product(inp):
     figures.show(fig, key=f"{P}.steps", data=lambda: expl.query_table(i), filename=f"scores-query{i}")
     w_s, w_u = expl.weights[i], expl.weights_unscaled[i]
     cols = st.columns(3)
-    cols[0].metric(
-        t("self_attention.m_max_weight"),
-        f"{(w_s if scaled else w_u).max():.3f}",
-        delta=None if not scaled else f"{w_u.max():.3f} {t('self_attention.m_unscaled_delta')}",
-        delta_color="off",
-        delta_arrow="off",
-    )
-    ent = expl.row_entropy(i, scaled=scaled)
-    cols[1].metric(
-        t("self_attention.m_entropy"),
-        f"{ent:.3f}",
-        delta=None if not scaled else f"{expl.row_entropy(i, scaled=False):.3f} {t('self_attention.m_unscaled_delta')}",
-        delta_color="off",
-        delta_arrow="off",
-    )
+    # each metric as shown, and (when scaled) its unscaled value beside it
+    for col, label, shown, unscaled in (
+        (cols[0], t("self_attention.m_max_weight"), (w_s if scaled else w_u).max(), w_u.max()),
+        (cols[1], t("self_attention.m_entropy"), expl.row_entropy(i, scaled=scaled), expl.row_entropy(i, scaled=False)),
+    ):
+        delta = f"{unscaled:.3f} {t('self_attention.m_unscaled_delta')}" if scaled else None
+        col.metric(label, f"{shown:.3f}", delta=delta, delta_color="off", delta_arrow="off")
     sat = expl.saturation()
     cols[2].metric(t("self_attention.m_std"), f"{sat['score_std_scaled'] if scaled else sat['score_std_raw']:.3f}")
     st.subheader(t("self_attention.scaling_title"), anchor=False)

@@ -203,15 +203,7 @@ def param_count(
     """core.bert.count for one shape, cached (it builds a model on the meta device: ~0.5 s)."""
     from core.bert import count
 
-    return count(
-        vocab=vocab,
-        hidden=hidden,
-        layers=layers,
-        heads=heads,
-        intermediate=intermediate,
-        max_position=max_position,
-        type_vocab=type_vocab,
-    )
+    return count(vocab, hidden, layers, heads, intermediate, max_position, type_vocab)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -130,15 +130,8 @@ def comparison(manifest_path: str | None) -> dict:
     from core.bert.live import LIVE, _prepared
 
     tok, enc = _prepared()
-    live_params = count(
-        vocab=len(tok),
-        hidden=LIVE.hidden,
-        layers=LIVE.layers,
-        heads=LIVE.heads,
-        intermediate=LIVE.intermediate,
-        max_position=LIVE.max_position,
-        type_vocab=2,
-    )
+    shape = {k: getattr(LIVE, k) for k in ("hidden", "layers", "heads", "intermediate", "max_position")}
+    live_params = count(vocab=len(tok), type_vocab=2, **shape)
     live = {
         "layers": LIVE.layers,
         "hidden": LIVE.hidden,

@@ -93,6 +93,24 @@ def free_port(address: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def serve_command(port: int, extra: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The command line of one headless app server on 127.0.0.1:``port`` (a replica, or a test's server)."""
+    return [
+        sys.executable,
+        "-m",
+        "ui.serve",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        *extra,
+    ]
+
+
 def nginx_conf(tmp: Path, port: int, replicas: list[int], address: str = "127.0.0.1") -> str:
     servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s;" for p in replicas)
     return NGINX_CONF.format(tmp=tmp, port=port, address=address, servers=servers, cookie=COOKIE)
@@ -120,20 +138,7 @@ class Cluster:
         for i in range(self.n):
             port = free_port()
             log = open(self.tmp / f"replica-{i}.log", "wb")
-            cmd = [
-                sys.executable,
-                "-m",
-                "ui.serve",
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--server.headless",
-                "true",
-                "--browser.gatherUsageStats",
-                "false",
-                *self.extra,
-            ]
+            cmd = serve_command(port, self.extra)
             self.procs.append(
                 subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             )

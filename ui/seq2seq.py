@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.figures import seq2seq as figs
+from ui import figures
 from ui.i18n import t
 
 CHECKPOINTS = {
@@ -231,3 +233,13 @@ def live_report(key: str, result, n: int = 200) -> dict:
         task = get_task(result.task)
         ss[report_key] = (result, evaluate_model(result.model, task, task.heldout(n)))
     return ss[report_key][1]
+
+
+def show_live_loss(key: str, result, title: str) -> None:
+    """The loss curve of a finished live run (lessons 2 and 3), its numbers downloadable."""
+    figures.show(
+        figs.loss_curve(result.losses, labels={"title": title, "x": t("seq2seq.step"), "y": t("seq2seq.loss")}),
+        key=f"{key}.loss",
+        data=[{"step": s, "loss": v} for s, v in result.losses],
+        filename="live-loss",
+    )

@@ -144,11 +144,18 @@ def tokenizer(key: str, *, text: str, details: bool = False):
     return view
 
 
-@block("tokenizer")
-def _tokenizer_block(args: dict, key: str) -> None:
-    text = text_box(t("widgets.text"), f"{key}.text", args["text"])
-    if text is not None:
-        draw("tokenizer", f"{key}.fig", text=text)
+def text_block(name: str) -> Renderer:
+    """The block of a widget whose only input is a text box: the box, then the widget ``name``."""
+
+    def render(args: dict, key: str) -> None:
+        text = text_box(t("widgets.text"), f"{key}.text", args["text"])
+        if text is not None:
+            draw(name, f"{key}.fig", text=text)
+
+    return block(name)(render)
+
+
+text_block("tokenizer")
 
 
 def _part_names() -> dict[str, str]:
@@ -219,11 +226,7 @@ def embedding_sum(key: str, *, text: str, text_b: str | None = None, per_token: 
     return parts
 
 
-@block("embedding-sum")
-def _embedding_sum_block(args: dict, key: str) -> None:
-    text = text_box(t("widgets.text"), f"{key}.text", args["text"])
-    if text is not None:
-        draw("embedding-sum", f"{key}.fig", text=text)
+text_block("embedding-sum")
 
 
 # -- BERT's pre-training (lesson 7) ------------------------------------------------------------

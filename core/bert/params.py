@@ -87,6 +87,18 @@ class ParamCount:
         return [{"group": g, "part": k, "label": LABELS[k], "parameters": v} for g, k, v in out]
 
 
+# count()'s shape names and the BertConfig fields they set, in count()'s order.
+_CONFIG_FIELDS = {
+    "vocab": "vocab_size",
+    "hidden": "hidden_size",
+    "layers": "num_hidden_layers",
+    "heads": "num_attention_heads",
+    "intermediate": "intermediate_size",
+    "max_position": "max_position_embeddings",
+    "type_vocab": "type_vocab_size",
+}
+
+
 def _sum(named: list[tuple[str, int]], prefix: str) -> int:
     return sum(n for name, n in named if name.startswith(prefix))
 
@@ -106,7 +118,7 @@ def count(
 
     if hidden % heads:
         raise ValueError(f"hidden ({hidden}) must be divisible by heads ({heads})")
-    for name, v in dict(
+    shape = dict(
         vocab=vocab,
         hidden=hidden,
         layers=layers,
@@ -114,18 +126,11 @@ def count(
         intermediate=intermediate,
         max_position=max_position,
         type_vocab=type_vocab,
-    ).items():
+    )
+    for name, v in shape.items():
         if v < 1:
             raise ValueError(f"{name} must be at least 1")
-    cfg = BertConfig(
-        vocab_size=vocab,
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        intermediate_size=intermediate,
-        max_position_embeddings=max_position,
-        type_vocab_size=type_vocab,
-    )
+    cfg = BertConfig(**{_CONFIG_FIELDS[name]: v for name, v in shape.items()})
     with torch.device("meta"):
         model = BertForPreTraining(cfg)
     # named_parameters() lists a tied tensor once, so the MLM decoder (tied to the word embeddings)
@@ -146,15 +151,7 @@ def count(
         "pooler": pooler / base_total,
     }
     return ParamCount(
-        config=dict(
-            vocab=vocab,
-            hidden=hidden,
-            layers=layers,
-            heads=heads,
-            intermediate=intermediate,
-            max_position=max_position,
-            type_vocab=type_vocab,
-        ),
+        config=shape,
         embeddings=embeddings,
         layer=layer,
         layer_total=layer_total,
@@ -169,16 +166,7 @@ def count(
 
 
 def config_of(bundle) -> dict:
-    c = bundle.config
-    return dict(
-        vocab=c.vocab_size,
-        hidden=c.hidden_size,
-        layers=c.num_hidden_layers,
-        heads=c.num_attention_heads,
-        intermediate=c.intermediate_size,
-        max_position=c.max_position_embeddings,
-        type_vocab=c.type_vocab_size,
-    )
+    return {name: getattr(bundle.config, field) for name, field in _CONFIG_FIELDS.items()}
 
 
 def count_bundle(bundle) -> ParamCount:

@@ -102,6 +102,11 @@ def layout(fig: go.Figure, title: str = "", height: int | None = None, *, top: i
     return fig
 
 
+def arrow(x: float, y: float, ax: float, ay: float) -> dict:
+    """An annotation that is only an arrow, from (ax, ay) to (x, y) in data coordinates."""
+    return dict(x=x, y=y, ax=ax, ay=ay, xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=2, text="")
+
+
 def escape_label(text: str) -> str:
     """Make user text safe for a Plotly label, which understands a subset of HTML tags."""
     return html.escape(str(text), quote=False)

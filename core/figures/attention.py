@@ -27,6 +27,7 @@ from core.figures import (
     FONT,
     HIGHLIGHT,
     OKABE_ITO,
+    arrow,
     escape_label,
     figure,
     heatmap,
@@ -120,11 +121,15 @@ def _signed_rows(rows: np.ndarray, ylab: list[str], lab: dict[str, str], line_y:
     return figure([trace], layout)
 
 
+def _glass_query(expl: HeadExplanation, query: int, labels: dict[str, str] | None):
+    """What every glass-box step starts from: its labels, T, the query i clamped to 0..T-1, escaped tokens."""
+    T = expl.n_tokens
+    return {**_GLASS, **(labels or {})}, T, max(0, min(int(query), T - 1)), _labels(expl.tokens)
+
+
 def qk_vectors(expl: HeadExplanation, query: int, *, labels: dict[str, str] | None = None) -> go.Figure:
     """Glass box, step 1: q_i above every k_j (d_k components each), on one signed scale."""
-    lab = {**_GLASS, **(labels or {})}
-    i = max(0, min(int(query), expl.n_tokens - 1))
-    toks = _labels(expl.tokens)
+    lab, _, i, toks = _glass_query(expl, query, labels)
     rows = np.vstack([expl.q[i][None, :], expl.k])  # (1 + T, d_k)
     ylab = [f"{escape_label(lab['q'])}: {toks[i]} ({i})"] + [
         f"{escape_label(lab['k'])}: {t} ({j})" for j, t in enumerate(toks)
@@ -136,10 +141,7 @@ def score_steps(
     expl: HeadExplanation, query: int, *, scaled: bool = True, labels: dict[str, str] | None = None
 ) -> go.Figure:
     """Glass box, steps 2-4 of eq. (1) for query i: q_i·k_j, ÷√d_k (or not), softmax. One bar per key."""
-    lab = {**_GLASS, **(labels or {})}
-    T = expl.n_tokens
-    i = max(0, min(int(query), T - 1))
-    toks = _labels(expl.tokens)
+    lab, T, i, toks = _glass_query(expl, query, labels)
     dot = expl.raw_scores[i]
     step2 = expl.scaled_scores[i] if scaled else expl.raw_scores[i]
     soft = expl.weights[i] if scaled else expl.weights_unscaled[i]
@@ -190,10 +192,7 @@ def weighted_sum(
     expl: HeadExplanation, query: int, *, scaled: bool = True, labels: dict[str, str] | None = None
 ) -> go.Figure:
     """Glass box, last step: α_ij v_j for every key j, and their sum (the head's output for i)."""
-    lab = {**_GLASS, **(labels or {})}
-    T = expl.n_tokens
-    i = max(0, min(int(query), T - 1))
-    toks = _labels(expl.tokens)
+    lab, T, i, toks = _glass_query(expl, query, labels)
     alpha = expl.weights[i] if scaled else expl.weights_unscaled[i]
     contrib = alpha[:, None] * expl.v  # (T, d_k)
     rows = np.vstack([contrib, contrib.sum(0)[None, :]])  # (T + 1, d_k)
@@ -229,36 +228,22 @@ def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
         **(labels or {}),
     }
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(
-        go.Scatter(
-            x=study.d_k,
-            y=np.round(study.max_weight_unscaled, 4),
-            name=escape_label(lab["without"]),
-            mode="lines+markers",
-            line=dict(color=OKABE_ITO[5]),
-        ),
-        secondary_y=False,
+    series = (
+        (study.max_weight_unscaled, 4, "without", dict(color=OKABE_ITO[5]), False),
+        (study.max_weight_scaled, 4, "with", dict(color=OKABE_ITO[0]), False),
+        (study.score_std, 3, "std", dict(color=OKABE_ITO[7], dash="dot"), True),
     )
-    fig.add_trace(
-        go.Scatter(
-            x=study.d_k,
-            y=np.round(study.max_weight_scaled, 4),
-            name=escape_label(lab["with"]),
-            mode="lines+markers",
-            line=dict(color=OKABE_ITO[0]),
-        ),
-        secondary_y=False,
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=study.d_k,
-            y=np.round(study.score_std, 3),
-            name=escape_label(lab["std"]),
-            mode="lines+markers",
-            line=dict(color=OKABE_ITO[7], dash="dot"),
-        ),
-        secondary_y=True,
-    )
+    for values, digits, key, line, secondary in series:
+        fig.add_trace(
+            go.Scatter(
+                x=study.d_k,
+                y=np.round(values, digits),
+                name=escape_label(lab[key]),
+                mode="lines+markers",
+                line=line,
+            ),
+            secondary_y=secondary,
+        )
     fig.update_xaxes(type="log", title_text=escape_label(lab["x"]), tickvals=study.d_k)
     fig.update_yaxes(range=[0, 1.05], title_text=escape_label(lab["y"]), secondary_y=False)
     fig.update_yaxes(
@@ -577,21 +562,7 @@ def projection_shapes(p: ProjectionExplanation, *, labels: dict[str, str] | None
     box(x_o, y2, d, T, "#B7D7F0", f"{escape_label(lab['proj'])}: {T} × {d}")
     notes.append(dict(x=h * d_k + 20, y=y2 - T / 2, text="·", showarrow=False, font=dict(size=22)))
     notes.append(dict(x=x_w + ww + 20, y=y2 - T / 2, text="=", showarrow=False, font=dict(size=18)))
-    notes.append(
-        dict(
-            x=h * d_k / 2,
-            y=y2 + 4,
-            ax=h * d_k / 2,
-            ay=top - T - 4,
-            xref="x",
-            yref="y",
-            axref="x",
-            ayref="y",
-            showarrow=True,
-            arrowhead=2,
-            text="",
-        )
-    )
+    notes.append(arrow(h * d_k / 2, y2 + 4, h * d_k / 2, top - T - 4))
     width_units = x_o + d
     height_units = T + 40 + hw + 10
     layout = dict(

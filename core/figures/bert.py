@@ -48,6 +48,17 @@ def fit_text(text: str, width: int, size: int = CELL_FONT) -> str:
     return out + "…"
 
 
+def cell_ticks(ticks: Sequence[str]) -> dict:
+    """An axis labelled cell by cell (one tick per row or column), at the cells' font size."""
+    return dict(
+        tickmode="array",
+        tickvals=list(range(len(ticks))),
+        ticktext=list(ticks),
+        showgrid=False,
+        tickfont=dict(size=CELL_FONT),
+    )
+
+
 def _grid(
     z, text, hover, x_ticks, y_ticks, colorscale, title, zmin=None, zmax=None, height=None, showscale=False
 ) -> go.Figure:
@@ -64,44 +75,31 @@ def _grid(
         raw = _html.unescape(str(c))
         return _html.escape(fit_text(raw, cell - 8), quote=False) if text_px(raw) > cell - 8 else str(c)
 
-    if not banded:
-        fig = go.Figure(
-            go.Heatmap(
-                z=z,
-                text=[[cut(c) for c in row] for row in text],
-                texttemplate="%{text}",
-                textfont=dict(size=CELL_FONT),
-                customdata=hover,
-                hovertemplate="%{customdata}<extra></extra>",
-                colorscale=colorscale,
-                zmin=zmin,
-                zmax=zmax,
-                showscale=showscale,
-                xgap=2,
-                ygap=2,
-                x=list(range(n)),
-                y=list(range(rows)),
-            )
+    def cell_heatmap(cells, shown, hovers, columns, lines, **extra) -> go.Heatmap:
+        return go.Heatmap(
+            z=cells,
+            text=shown,
+            texttemplate="%{text}",
+            textfont=dict(size=CELL_FONT),
+            customdata=hovers,
+            hovertemplate="%{customdata}<extra></extra>",
+            colorscale=colorscale,
+            zmin=zmin,
+            zmax=zmax,
+            showscale=showscale,
+            xgap=2,
+            ygap=2,
+            x=list(range(columns)),
+            y=list(range(lines)),
+            **extra,
         )
+
+    if not banded:
+        fig = go.Figure(cell_heatmap(z, [[cut(c) for c in row] for row in text], hover, n, rows))
         ticks = [cut(t) for t in x_ticks]
         long = any(text_px(_html.unescape(t), 12) > cell for t in ticks)
-        fig.update_xaxes(
-            tickmode="array",
-            tickvals=list(range(n)),
-            ticktext=ticks,
-            side="top",
-            showgrid=False,
-            tickangle=-45 if long else 0,
-            tickfont=dict(size=CELL_FONT),
-        )
-        fig.update_yaxes(
-            tickmode="array",
-            tickvals=list(range(rows)),
-            ticktext=y_ticks,
-            autorange="reversed",
-            showgrid=False,
-            tickfont=dict(size=CELL_FONT),
-        )
+        fig.update_xaxes(**cell_ticks(ticks), side="top", tickangle=-45 if long else 0)
+        fig.update_yaxes(**cell_ticks(y_ticks), autorange="reversed")
         # x tick labels sit on top: keep the title above them
         return layout(
             fig,
@@ -124,35 +122,9 @@ def _grid(
             bt.append([cut(c) for c in text[r][lo:hi]] + [""] * pad)
             bh.append(list(hover[r][lo:hi]) + [""] * pad)
             names.append(y_ticks[r])
-    fig = go.Figure(
-        go.Heatmap(
-            z=bz,
-            text=bt,
-            texttemplate="%{text}",
-            textfont=dict(size=CELL_FONT),
-            customdata=bh,
-            hovertemplate="%{customdata}<extra></extra>",
-            colorscale=colorscale,
-            zmin=zmin,
-            zmax=zmax,
-            showscale=showscale,
-            xgap=2,
-            ygap=2,
-            hoverongaps=False,
-            x=list(range(per_band)),
-            y=list(range(len(bz))),
-        )
-    )
+    fig = go.Figure(cell_heatmap(bz, bt, bh, per_band, len(bz), hoverongaps=False))
     fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(
-        tickmode="array",
-        tickvals=list(range(len(bz))),
-        ticktext=names,
-        autorange="reversed",
-        showgrid=False,
-        zeroline=False,
-        tickfont=dict(size=CELL_FONT),
-    )
+    fig.update_yaxes(**cell_ticks(names), autorange="reversed", zeroline=False)
     return layout(fig, title, 60 + 40 * len(bz), top=60 if title else 20, plot_bgcolor="white")
 
 
@@ -399,24 +371,15 @@ def trajectory_figure(rows: list[dict], *, labels: Mapping[str, str] | None = No
     )
     layers = [r["layer"] for r in rows]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
-    for k, key in enumerate(("norm", "change")):
+    # sizes on top, cosines below; one colour per series
+    for k, key in enumerate(("norm", "change", "cos_prev", "cos_embedding")):
         fig.add_scatter(
             x=layers,
             y=[round(r[key], 4) for r in rows],
             mode="lines+markers",
             name=escape_label(names.get(key, key)),
             marker_color=OKABE_ITO[k],
-            row=1,
-            col=1,
-        )
-    for k, key in enumerate(("cos_prev", "cos_embedding")):
-        fig.add_scatter(
-            x=layers,
-            y=[round(r[key], 4) for r in rows],
-            mode="lines+markers",
-            name=escape_label(names.get(key, key)),
-            marker_color=OKABE_ITO[k + 2],
-            row=2,
+            row=1 + k // 2,
             col=1,
         )
     fig.update_xaxes(title_text=escape_label(names["layer"]), dtick=1, row=2, col=1)

@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import HIGHLIGHT, OKABE_ITO, escape_label, layout, log_ticks
+from . import HIGHLIGHT, OKABE_ITO, arrow, escape_label, layout, log_ticks
 
 RANK_COLOURS = [OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO[2], OKABE_ITO[3]]
 
@@ -444,19 +444,7 @@ def layer_order_figure(*, labels: Mapping[str, str] | None = None) -> go.Figure:
             )
             fig.add_annotation(x=cx, y=y, text=text, showarrow=False, font=dict(size=13))
             if i:
-                fig.add_annotation(
-                    x=cx,
-                    y=y + 0.3,
-                    ax=cx,
-                    ay=y + 0.7,
-                    xref="x",
-                    yref="y",
-                    axref="x",
-                    ayref="y",
-                    showarrow=True,
-                    arrowhead=2,
-                    text="",
-                )
+                fig.add_annotation(arrow(cx, y + 0.3, cx, y + 0.7))
         for a, b in skips[c]:
             side = cx + 1.25
             fig.add_shape(

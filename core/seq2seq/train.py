@@ -49,31 +49,11 @@ LIVE_SECONDS = 45.0
 def live_config(lesson: str, steps: int | None = None, probe: str | None = None) -> TrainConfig:
     """The pages' live-training configs: small batches, capped at LIVE_SECONDS, one thread (on a
     shared server one thread is also what keeps a busy machine from stalling the run)."""
+    live = dict(batch_size=64, valid_size=100, patience=1000, max_seconds=LIVE_SECONDS, seed=0, threads=1)
     if lesson == "seq2seq":  # copy task, the student picks the model
-        return TrainConfig(
-            steps=steps or 600,
-            batch_size=64,
-            eval_every=25,
-            valid_size=100,
-            patience=1000,
-            max_seconds=LIVE_SECONDS,
-            seed=0,
-            threads=1,
-        )
+        return TrainConfig(steps=steps or 600, eval_every=25, **live)
     if lesson == "bahdanau":  # date task with attention, alignment snapshots of the probe
-        return TrainConfig(
-            steps=steps or 500,
-            batch_size=64,
-            eval_every=50,
-            valid_size=100,
-            patience=1000,
-            target_acc=1.01,
-            max_seconds=LIVE_SECONDS,
-            seed=0,
-            threads=1,
-            snapshot_every=25,
-            probe=probe,
-        )
+        return TrainConfig(steps=steps or 500, eval_every=50, target_acc=1.01, snapshot_every=25, probe=probe, **live)
     raise ValueError(f"no live config for {lesson!r}")
 
 
