@@ -45,7 +45,7 @@ def _pretrain_cmd(args) -> int:
     else:
         from . import live
         res = live.pretrain_live(steps=args.steps)
-        out = {k: res[k] for k in ("steps", "mlm_loss", "nsp_loss", "seconds")}
+        out = {k: res[k] for k in ("steps", "mlm_loss", "nsp_loss", "seconds", "cloze")}
     print(json.dumps(out, indent=2 if args.json else None, ensure_ascii=False))
     return 0
 

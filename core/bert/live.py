@@ -22,7 +22,6 @@ from typing import Callable
 import torch
 
 from .pretrain import EncodedDocs, Recipe, encode_docs, train
-from .pretraining import IGNORE_INDEX  # noqa: F401  (re-exported for callers that read labels)
 
 REPO = Path(__file__).resolve().parents[2]
 
