@@ -1,6 +1,7 @@
 """Timings for lessons 6–7's core calls on the embedded model. Prints figures; asserts nothing.
 
-    python bench/bench_bert.py [--threads 2] [--repeat 20]
+    python bench/bench_bert.py [--threads 2] [--repeat 20] [--source S]
+    python bench/bench_bert.py --compare       # the shipped attention-lab-bert against all-MiniLM-L6-v2
 
 Each step is what one widget of pages/06_bert_inputs.py or pages/07_bert_outputs.py computes, at
 the page's cap of 64 tokens; the model's own forward pass on the same input is the yardstick.
@@ -39,7 +40,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--source", default="", help="model folder or id (default: the app's default)")
+    ap.add_argument(
+        "--compare",
+        action="store_true",
+        help="load time and 64-token forward of models/attention-lab-bert vs the embedded MiniLM",
+    )
     args = ap.parse_args()
+    if args.compare:
+        return compare(args)
 
     import torch
 
@@ -48,7 +57,7 @@ def main() -> None:
     from core.bert.sentiment import SentimentScorer, sentiment_factor
 
     t0 = time.perf_counter()
-    bundle = cb.load("")
+    bundle = cb.load(args.source)
     load_s = time.perf_counter() - t0
     enc = cb.encode_pair(bundle, TEXT, None, max_length=64)
     ids = torch.tensor([enc.input_ids], device=bundle.device)
@@ -91,6 +100,65 @@ def main() -> None:
         cb.count(**shape)
         results[name] = time.perf_counter() - t0
     print(json.dumps(results, indent=2))
+
+
+ZH_TEXT = (
+    "注意力機制讓模型看見整個句子，而不是只看前一個詞元；BERT 同時從左邊和右邊讀入上下文，"
+    "再用遮罩語言模型與下一句預測兩個任務預訓練。"
+)
+
+
+def compare(args) -> None:
+    """Fresh-process load time is measured by bench_startup-style runs; here: in-process load and the
+    forward pass at 64 tokens, interleaved so that other CPU users slow both models alike."""
+    import torch
+
+    torch.set_num_threads(args.threads)
+    import core.bert as cb
+
+    ours_dir = Path(__file__).resolve().parents[1] / "models" / "attention-lab-bert"
+    import transformers  # noqa: F401 - both loads below then pay for the files, not for the imports
+    from transformers import BertForPreTraining, BertModel, BertTokenizerFast  # noqa: F401
+
+    t0 = time.perf_counter()
+    ours = cb.load(str(ours_dir), device="cpu")
+    ours_load = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    mini = cb.load(cb.embedded_model_dir().as_posix(), device="cpu")
+    mini_load = time.perf_counter() - t0
+
+    def fwd(bundle, text):
+        enc = cb.encode_pair(bundle, text, None, max_length=64)
+        ids = torch.tensor([(enc.input_ids * 4)[:64]])  # exactly 64 tokens for both models
+
+        def run():
+            with torch.no_grad():
+                bundle.model.bert(input_ids=ids, output_attentions=True) if hasattr(
+                    bundle.model, "bert"
+                ) else bundle.model(input_ids=ids, output_attentions=True)
+
+        return run
+
+    runs = {"ours": fwd(ours, ZH_TEXT), "minilm": fwd(mini, TEXT)}
+    for r in runs.values():
+        r()
+    times = {k: [] for k in runs}
+    for _ in range(args.repeat):
+        for k, r in runs.items():
+            t0 = time.perf_counter()
+            r()
+            times[k].append(time.perf_counter() - t0)
+    res = {
+        "threads": torch.get_num_threads(),
+        "load_s": {"ours": ours_load, "minilm": mini_load},
+        "forward_64_p50_ms": {k: 1000 * statistics.median(v) for k, v in times.items()},
+        "parameters": {
+            "ours": sum(p.numel() for p in ours.model.parameters()),
+            "minilm": sum(p.numel() for p in mini.model.parameters()),
+        },
+    }
+    res["forward_ratio_ours_over_minilm"] = res["forward_64_p50_ms"]["ours"] / res["forward_64_p50_ms"]["minilm"]
+    print(json.dumps(res, indent=2))
 
 
 if __name__ == "__main__":

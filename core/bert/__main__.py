@@ -48,14 +48,17 @@ def _pretrain_cmd(args) -> int:
         from . import full
 
         recipe = full.FULL if args.steps is None else dataclasses.replace(full.FULL, steps=args.steps)
-        res = full.run(recipe, time_budget_s=args.time_budget)
+        budget = (
+            args.time_budget if args.time_budget is not None else (full.TIME_BUDGET_S if args.steps is None else None)
+        )
+        res = full.run(recipe, time_budget_s=budget)
         out = {k: res[k] for k in ("steps", "mlm_loss", "nsp_loss", "seconds")}
         out["heldout"] = res["heldout"]
     else:
         from . import live
 
         res = live.pretrain_live(steps=args.steps)
-        out = {k: res[k] for k in ("steps", "mlm_loss", "nsp_loss", "seconds")}
+        out = {k: res[k] for k in ("steps", "mlm_loss", "nsp_loss", "seconds", "cloze")}
     print(json.dumps(out, indent=2 if args.json else None, ensure_ascii=False))
     return 0
 
@@ -179,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         dest="time_budget",
-        help="full: seconds of training; the step count shrinks to fit",
+        help="full: seconds of training, the schedule follows the clock (default 4722 unless --steps is given)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_pretrain_cmd)

@@ -23,7 +23,6 @@ from typing import Callable
 import torch
 
 from .pretrain import Recipe, encode_docs, train
-from .pretraining import IGNORE_INDEX  # noqa: F401  (re-exported for callers that read labels)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -110,17 +110,17 @@ def make_pair(enc: EncodedDocs, rng: np.random.Generator, budget: int, short_seq
     # A: consecutive sentences, always leaving at least one after it for IsNext
     a, nxt = _take(doc[:-1], s, a_target)
     if rng.random() < 0.5:
-        b, _ = _take(doc, nxt, target - len(a))
+        b, _ = _take(doc, nxt, max(1, target - len(a)))  # B is never empty: at least one sentence
         label = IS_NEXT
     else:
         other = d
         while other == d and len(enc.docs) > 1:
             other = int(rng.integers(len(enc.docs)))
         odoc = enc.docs[other]
-        b, _ = _take(odoc, int(rng.integers(len(odoc))), target - len(a))
+        b, _ = _take(odoc, int(rng.integers(len(odoc))), max(1, target - len(a)))
         label = NOT_NEXT
     while len(a) + len(b) > budget:  # trim the longer: A from its front, B from its end
-        if len(a) > len(b):
+        if len(a) > len(b) or (len(a) == len(b) and len(b) == 1):
             a = a[1:]
         else:
             b = b[:-1]

@@ -101,6 +101,11 @@ def simulate_masking(
     )
 
 
+def _autocast(bundle):
+    """bf16 autocast on CUDA (the heads' softmax is taken in float32 below); nothing on the CPU."""
+    return torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=bundle.device.type == "cuda")
+
+
 class HeadMissing(Exception):
     """The loaded checkpoint has no such head; `head` is "mlm" or "nsp"."""
 
@@ -118,16 +123,18 @@ class FillMask:
 
 @torch.no_grad()
 def fill_mask(bundle: BertBundle, text: str, top_k: int = 5, max_length: int = 128) -> FillMask:
-    """Top-k predictions at each [MASK] of `text` from the model's own MLM head (softmax over the vocabulary)."""
+    """Top-k predictions at each [MASK] of `text` from the model's own MLM head (softmax over the vocabulary).
+    `truncated` is True when `text` was cut to `max_length` tokens ([MASK]s past the cut get no row)."""
     if "mlm" not in bundle.heads:
         raise HeadMissing("mlm", bundle.name)
     enc = encode_pair(bundle, text, None, max_length)
     ids = torch.tensor([enc.input_ids], device=bundle.device)  # (1, T)
-    out = bundle.model(
-        input_ids=ids,
-        token_type_ids=torch.tensor([enc.token_type_ids], device=bundle.device),
-        attention_mask=torch.tensor([enc.attention_mask], device=bundle.device),
-    )
+    with _autocast(bundle):
+        out = bundle.model(
+            input_ids=ids,
+            token_type_ids=torch.tensor([enc.token_type_ids], device=bundle.device),
+            attention_mask=torch.tensor([enc.attention_mask], device=bundle.device),
+        )
     logits = out.logits if hasattr(out, "logits") else out.prediction_logits  # (1, T, V)
     probs = logits[0].float().softmax(-1)  # (T, V)
     mask_id = bundle.tokenizer.mask_token_id
@@ -158,16 +165,18 @@ class NextSentence:
 
 @torch.no_grad()
 def next_sentence(bundle: BertBundle, text_a: str, text_b: str, max_length: int = 128) -> NextSentence:
-    """The NSP head's IsNext / NotNext probabilities (index 0 = IsNext, as in the released checkpoints)."""
+    """The NSP head's IsNext / NotNext probabilities (index 0 = IsNext, as in the released checkpoints).
+    `truncated` is True when the pair was cut to `max_length` tokens (the longer sentence loses its end)."""
     if "nsp" not in bundle.heads:
         raise HeadMissing("nsp", bundle.name)
     enc = encode_pair(bundle, text_a, text_b, max_length)
     dev = bundle.device
-    out = bundle.model(
-        input_ids=torch.tensor([enc.input_ids], device=dev),
-        token_type_ids=torch.tensor([enc.token_type_ids], device=dev),
-        attention_mask=torch.tensor([enc.attention_mask], device=dev),
-    )
+    with _autocast(bundle):
+        out = bundle.model(
+            input_ids=torch.tensor([enc.input_ids], device=dev),
+            token_type_ids=torch.tensor([enc.token_type_ids], device=dev),
+            attention_mask=torch.tensor([enc.attention_mask], device=dev),
+        )
     logits = out.seq_relationship_logits if hasattr(out, "seq_relationship_logits") else out.logits  # (1, 2)
     p = logits[0].float().softmax(-1).tolist()
     return NextSentence(is_next=p[0], not_next=p[1], tokens=enc.tokens, truncated=enc.truncated)
