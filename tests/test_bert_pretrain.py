@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import threading
@@ -27,16 +28,21 @@ REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "models" / "attention-lab-bert"
 
 
-def run_cli(*args, timeout=120):
+def run_cli(*args, timeout=120, env=None):
     proc = subprocess.run(
-        [sys.executable, "-m", "core.bert", *args], capture_output=True, text=True, cwd=REPO, timeout=timeout
+        [sys.executable, "-m", "core.bert", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=timeout,
+        env=env,
     )
     return proc
 
 
 @pytest.fixture(scope="module")
 def shipped():
-    return cb.load(str(MODEL), device="cpu")
+    return cb.load(MODEL.name, device="cpu")  # by name: the picker loads models from models/ only
 
 
 @pytest.fixture(scope="module")
@@ -261,11 +267,13 @@ def test_cli_says_when_a_model_has_no_mlm_head(tmp_path):
 
     from core.bert.vocab import SPECIAL
 
+    folder = tmp_path / "encoder-only"
     BertModel(
         BertConfig(vocab_size=8, hidden_size=8, num_hidden_layers=1, num_attention_heads=1, intermediate_size=8)
-    ).save_pretrained(tmp_path)
-    (tmp_path / "vocab.txt").write_text("\n".join(SPECIAL + ["a", "b", "c"]) + "\n", encoding="utf-8")
-    proc = run_cli("fill-mask", "a [MASK]", "--source", str(tmp_path))
+    ).save_pretrained(folder)
+    (folder / "vocab.txt").write_text("\n".join(SPECIAL + ["a", "b", "c"]) + "\n", encoding="utf-8")
+    env = dict(os.environ, ATTNLAB_MODELS_DIR=str(tmp_path))  # an instructor's models folder
+    proc = run_cli("fill-mask", "a [MASK]", "--source", folder.name, env=env)
     assert proc.returncode == 2 and "no MLM head" in proc.stderr
 
 
