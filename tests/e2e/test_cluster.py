@@ -149,15 +149,15 @@ def test_cluster_survives_a_dead_replica_and_leaves_nothing_behind(browser):
         box = page.locator('[data-testid="stMain"] [data-testid="stTextArea"] textarea').first
         # The first Enter reaches a brand-new session on the survivor, which runs the page afresh
         # (the lost session's sentence gives way to the page's default); the next edit is drawn.
-        for word in ("island", "kitchen"):
+        for word in ("island", "valley"):  # both one WordPiece in the shipped models (MARKERS)
             box.fill(f"The {word} was closed because it was late.")
             box.press("Control+Enter")
             page.wait_for_timeout(1000)
             wait_idle(page, 60_000)
-        assert box.input_value() == "The kitchen was closed because it was late."
+        assert box.input_value() == "The valley was closed because it was late."
         page.wait_for_function(
             """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg')]
-                                  .some(svg => svg.textContent.includes('kitchen'))""",
+                                  .some(svg => svg.textContent.includes('valley'))""",
             timeout=30_000,
         )
         assert page.locator('[data-testid="stException"]').count() == 0
