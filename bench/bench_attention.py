@@ -1,5 +1,5 @@
 """Lessons 4-5 at 64 tokens: page rerun after a text change vs the model's own forward pass, and the
-bytes each view sends to the browser. Prints figures; asserts nothing (DESIGN.md, Testing).
+bytes each view sends to the browser. Prints figures; asserts nothing (docs/ARCHITECTURE.md, tests).
 
     python bench/bench_attention.py [--runs 15] [--json out.json] [--gc on|off] [--bertviz]
 
