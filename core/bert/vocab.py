@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .inputs import is_cjk  # the same CJK blocks BERT splits per character
+
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 REPO = Path(__file__).resolve().parents[2]
 
@@ -21,22 +23,8 @@ def repo_characters() -> list[str]:
     for folder, pattern in (("lessons", "*.md"), ("lessons", "*.toml"), ("ui/locales", "*")):
         for f in sorted((REPO / folder).rglob(pattern)):
             if f.is_file():
-                chars.update(c for c in f.read_text(encoding="utf-8", errors="ignore") if _is_cjk(ord(c)))
+                chars.update(c for c in f.read_text(encoding="utf-8", errors="ignore") if is_cjk(c))
     return sorted(chars)
-
-
-def _is_cjk(cp: int) -> bool:
-    # the ranges BERT's BasicTokenizer._is_chinese_char splits per character
-    return (
-        0x4E00 <= cp <= 0x9FFF
-        or 0x3400 <= cp <= 0x4DBF
-        or 0x20000 <= cp <= 0x2A6DF
-        or 0x2A700 <= cp <= 0x2B73F
-        or 0x2B740 <= cp <= 0x2B81F
-        or 0x2B820 <= cp <= 0x2CEAF
-        or 0xF900 <= cp <= 0xFAFF
-        or 0x2F800 <= cp <= 0x2FA1F
-    )
 
 
 def train_wordpiece(sentences, vocab_size: int, min_frequency: int = 3, extra_chars=()):
