@@ -281,6 +281,88 @@ def test_derived_results_are_computed_once_per_encoding(bundle):
     np.testing.assert_array_equal(e2.weights, e1.weights)
 
 
+def test_sessions_asking_for_the_same_text_at_once_share_one_forward_pass(bundle, monkeypatch):
+    """A cold server and thirty students opening the same lesson: one forward pass, and one derived
+    result per key, however many sessions ask at the same moment; all get the very same object."""
+    import threading
+    import time
+
+    from core.attention import encoding
+
+    A.clear_cache()
+    real = encoding._encode_uncached
+    calls = []
+
+    def slow(*a, **k):
+        calls.append(1)
+        time.sleep(0.3)  # long enough that every thread asks while the first is still computing
+        return real(*a, **k)
+
+    monkeypatch.setattr(encoding, "_encode_uncached", slow)
+    made = []
+
+    def make():
+        made.append(1)
+        time.sleep(0.3)
+        return object()
+
+    got, derived = [], []
+    start = threading.Barrier(8)
+
+    def student():
+        start.wait()
+        enc = A.encode(bundle, SENT + " together")
+        got.append(enc)
+        derived.append(enc.memo(("test-key",), make))
+
+    threads = [threading.Thread(target=student) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(calls) == 1 and len(made) == 1
+    assert all(e is got[0] for e in got) and all(d is derived[0] for d in derived)
+    A.clear_cache()
+
+
+def test_a_failed_computation_does_not_block_the_sessions_waiting_for_it(bundle, monkeypatch):
+    import threading
+    import time
+
+    from core.attention import encoding
+
+    A.clear_cache()
+    real = encoding._encode_uncached
+    calls = []
+
+    def first_fails(*a, **k):
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(0.2)
+            raise RuntimeError("out of memory")
+        return real(*a, **k)
+
+    monkeypatch.setattr(encoding, "_encode_uncached", first_fails)
+    errors, got = [], []
+
+    def student():
+        try:
+            got.append(A.encode(bundle, SENT + " again"))
+        except RuntimeError as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=student) for _ in range(3)]
+    threads[0].start()
+    time.sleep(0.05)
+    for th in threads[1:]:
+        th.start()
+    for th in threads:
+        th.join(10)
+    assert len(errors) == 1 and len(got) == 2  # the failure is the owner's alone; the others computed it
+    assert encoding._IN_FLIGHT == {}
+    A.clear_cache()
+
+
 # ---------------------------------------------------------------- summaries, tags, rollout
 
 

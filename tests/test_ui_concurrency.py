@@ -45,3 +45,47 @@ def test_interrupted_live_training_clears_its_running_flag(monkeypatch):
     assert at.session_state["probe.live.running"] is False  # ...and the session is not stuck "running"
     at.run()
     assert not at.button(key="probe.live.start").disabled  # Train can be pressed again
+
+
+def test_warm_up_leaves_the_first_students_a_loaded_model_and_their_first_sentence():
+    """A cold server and a class opening lessons 4 and 5 at once: the warm-up (started by ui.serve
+    before the server listens) has already loaded the default BERT and encoded each language's first
+    preset, so a first page run is a cache hit; measured in docs/PERFORMANCE.md."""
+    from core.attention import cached_encodings, clear_cache, explain_head
+    from core.lessons import LANGS
+    from ui import warmup
+    from ui.attention import DEFAULT_HEAD, DEFAULT_LAYER, PRESETS
+    from ui.bert import get_bundle
+    from ui.i18n import strings
+
+    clear_cache()
+    warmup._warm_model()
+    bundle = get_bundle("")
+    held = {e.text for e in cached_encodings()}
+    firsts = [strings(lang)[f"self_attention.presets.{PRESETS[0]}"] for lang in LANGS]
+    assert len(set(firsts)) == len(LANGS) and set(firsts) <= held
+    layer, head = min(DEFAULT_LAYER, bundle.num_layers - 1), min(DEFAULT_HEAD, bundle.num_heads - 1)
+    before = len(cached_encodings())
+    expl = explain_head(bundle, firsts[0], layer, head)  # what lesson 4's first run asks for
+    assert len(cached_encodings()) == before
+    assert explain_head(bundle, firsts[0], layer, head) is expl  # computed in the warm-up, shared
+    clear_cache()
+
+
+def test_the_server_starts_its_warm_up_before_it_listens(monkeypatch):
+    import sys
+
+    from streamlit.web import cli
+
+    from ui import serve, warmup
+
+    calls = []
+    # what main() sets for the server process, restored for the rest of this test process
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(serve.PagesManager, "uses_pages_directory", serve.PagesManager.uses_pages_directory)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setattr(warmup, "start", lambda *a, **k: calls.append("warm-up"))
+    monkeypatch.setattr(cli, "main", lambda *a, **k: calls.append("server") or 0)
+    assert serve.main(["--server.port", "1"]) == 0
+    assert calls == ["warm-up", "server"]

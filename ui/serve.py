@@ -25,11 +25,14 @@ def main(argv: list[str]) -> int:
     # and on a small CPU two torch threads per session fight each other (measured: a 12 ms decode
     # took ~400 ms under load). Set OMP_NUM_THREADS yourself to override; it must precede torch.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    sys.path.insert(0, str(APP.parent))
     if os.environ.get("ATTENTION_LAB_PROFILE"):  # where the server's time goes (bench/sampler.py)
-        sys.path.insert(0, str(APP.parent))
         from bench import sampler
 
         sampler.start(os.environ["ATTENTION_LAB_PROFILE"])
+    from ui import warmup
+
+    warmup.start()  # torch, the default BERT and the first sentences, while the server comes up
     sys.argv = ["streamlit", "run", str(APP), *argv]
     return cli.main()
 

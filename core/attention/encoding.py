@@ -68,17 +68,20 @@ class Encoding:
     def memo(self, key: tuple, make):
         """``make()`` once per key for this encoding (the last MAX_DERIVED kept): a rerun that only
         moves a picker, and every other session on the same text, reuse what was computed."""
-        with _LOCK:
+
+        def lookup():
             if key in self.derived:
                 self.derived.move_to_end(key)
                 return self.derived[key]
-        value = make()  # outside the lock: two sessions may both compute it once; both get equal values
-        with _LOCK:
+            return None
+
+        def store(value):
             self.derived[key] = value
             self.derived.move_to_end(key)
             while len(self.derived) > MAX_DERIVED:
                 self.derived.popitem(last=False)
-        return value
+
+        return _single_flight((id(self), key), lookup, make, store)
 
 
 def _nbytes(value, depth: int = 2) -> int:
@@ -104,6 +107,39 @@ CACHE_BYTES = int(float(os.environ.get("ATTNLAB_ATTENTION_CACHE_MB", "128")) * 1
 MAX_DERIVED = 48  # derived results kept per encoding (one per layer/head/view actually looked at)
 _CACHE: "OrderedDict[tuple, Encoding]" = OrderedDict()
 _LOCK = threading.RLock()
+_IN_FLIGHT: dict[tuple, threading.Event] = {}  # key -> set when the session computing it is done
+
+
+def _single_flight(key: tuple, lookup, make, store):
+    """``lookup()`` under the lock; on a miss, one thread runs ``make()`` and ``store``s it while every
+    other thread asking for the same key waits for that result instead of computing it again (thirty
+    students opening the same lesson at once cost one forward pass, not thirty)."""
+    with _LOCK:
+        hit = lookup()
+        if hit is not None:
+            return hit
+        done = _IN_FLIGHT.get(key)
+        if done is None:
+            done = _IN_FLIGHT[key] = threading.Event()
+            owner = True
+        else:
+            owner = False
+    if not owner:
+        done.wait()
+        with _LOCK:
+            hit = lookup()
+        if hit is not None:
+            return hit
+        return make()  # the owner failed (or its result was evicted at once): compute it here
+    try:
+        value = make()
+        with _LOCK:
+            store(value)
+        return value
+    finally:
+        with _LOCK:
+            _IN_FLIGHT.pop(key, None)
+        done.set()
 
 
 def cached_encodings() -> list[Encoding]:
@@ -152,7 +188,8 @@ def encode(
     # a model with a shorter position table than the app's cap reads fewer tokens (BertBundle.max_tokens)
     max_tokens = min(int(max_tokens), int(getattr(bundle, "max_tokens", max_tokens)))
     key = (model, a, b, max_tokens, int(max_chars))
-    with _LOCK:
+
+    def lookup():
         hit = _CACHE.get(key)
         if hit is None:
             # the same text under another cap that did not cut it has the very same tokens
@@ -170,10 +207,12 @@ def encode(
         if hit is not None:
             _CACHE[key] = hit
             _CACHE.move_to_end(key)
-            return hit
-    enc = _encode_uncached(bundle, a, b, notices, max_tokens)
-    with _LOCK:
+        return hit
+
+    def store(enc):
         _CACHE[key] = enc
+
+    enc = _single_flight(key, lookup, lambda: _encode_uncached(bundle, a, b, notices, max_tokens), store)
     _evict()
     return enc
 
