@@ -153,6 +153,19 @@ def _demo_check(r: dict) -> None:
 # ---- pipeline ---------------------------------------------------------------------------------
 
 
+def _param_slider(col, symbol: str, param, **kw):
+    """A slider over a core.widgets Param, labelled by its symbol in the papers (key megatron.<symbol>)."""
+    return col.slider(
+        symbol,
+        param.minimum,
+        param.maximum,
+        param.default,
+        key=f"megatron.{symbol}",
+        help=t(f"megatron.{symbol}_help"),
+        **kw,
+    )
+
+
 @page.widget("pipeline")
 def pipeline():
     c = st.columns(4)
@@ -164,24 +177,9 @@ def pipeline():
         key="megatron.schedule",
         format_func=kinds.get,
     )
-    p = c[1].slider("p", STAGES.minimum, STAGES.maximum, STAGES.default, key="megatron.p", help=t("megatron.p_help"))
-    m = c[2].slider(
-        "m",
-        MICROBATCHES.minimum,
-        MICROBATCHES.maximum,
-        MICROBATCHES.default,
-        key="megatron.m",
-        help=t("megatron.m_help"),
-    )
-    v = c[3].slider(
-        "v",
-        CHUNKS.minimum,
-        CHUNKS.maximum,
-        CHUNKS.default,
-        key="megatron.v",
-        help=t("megatron.v_help"),
-        disabled=kind != "interleaved",
-    )
+    p = _param_slider(c[1], "p", STAGES)
+    m = _param_slider(c[2], "m", MICROBATCHES)
+    v = _param_slider(c[3], "v", CHUNKS, disabled=kind != "interleaved")
     widgets.draw("pipeline-schedule", "megatron.timeline", schedule=kind, stages=p, microbatches=m, chunks=v)
 
 
