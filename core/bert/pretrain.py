@@ -177,16 +177,14 @@ class Masker:
 
 def build_model(recipe: Recipe, tokenizer, gen: torch.Generator):
     """BertForPreTraining with no dropout, initialised N(0, 0.02) from `gen` (not the global RNG)."""
-    from transformers import BertConfig, BertForPreTraining
+    from transformers import BertForPreTraining
 
-    cfg = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=recipe.hidden,
-        num_hidden_layers=recipe.layers,
-        num_attention_heads=recipe.heads,
-        intermediate_size=recipe.intermediate,
-        max_position_embeddings=recipe.max_position,
-        type_vocab_size=2,
+    from .params import hf_config
+
+    cfg = hf_config(
+        vocab=len(tokenizer),
+        **{name: getattr(recipe, name) for name in ("hidden", "layers", "heads", "intermediate", "max_position")},
+        type_vocab=2,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
         initializer_range=0.02,
