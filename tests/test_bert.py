@@ -409,15 +409,7 @@ def test_count_cli_json_agrees_with_transformers():
         check=True,
     )
     data = json.loads(out.stdout)
-    cfg = BertConfig(
-        vocab_size=1000,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=128,
-        max_position_embeddings=128,
-        type_vocab_size=2,
-    )
+    cfg = hf_config(vocab=1000, hidden=64, layers=2, heads=4, intermediate=128, max_position=128, type_vocab=2)
     assert data["bert_model_total"] == sum(p.numel() for p in BertModel(cfg).parameters())
     assert data["pretraining_total"] == sum(p.numel() for p in BertForPreTraining(cfg).parameters())
     bad = subprocess.run(

@@ -61,6 +61,14 @@ class Recipe:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def shape(self, vocab: int) -> dict:
+        """The model's shape in count()'s names, for a tokenizer of ``vocab`` entries."""
+        return {"vocab": vocab, **{k: getattr(self, k) for k in _SHAPE_FIELDS}, "type_vocab": 2}
+
+
+_SHAPE_FIELDS = ("hidden", "layers", "heads", "intermediate", "max_position")
+_NO_DROPOUT = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+
 
 # ---------------------------------------------------------------- data
 
@@ -182,13 +190,7 @@ def build_model(recipe: Recipe, tokenizer, gen: torch.Generator):
     from .params import hf_config
 
     cfg = hf_config(
-        vocab=len(tokenizer),
-        **{name: getattr(recipe, name) for name in ("hidden", "layers", "heads", "intermediate", "max_position")},
-        type_vocab=2,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        initializer_range=0.02,
-        pad_token_id=tokenizer.pad_token_id,
+        **recipe.shape(len(tokenizer)), **_NO_DROPOUT, initializer_range=0.02, pad_token_id=tokenizer.pad_token_id
     )
     model = BertForPreTraining(cfg)
     init_weights(model, gen)  # overwrite the default init, which drew from the global RNG
