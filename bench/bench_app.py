@@ -21,17 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.server import app_server, launch_chromium  # noqa: E402
 from core.lessons import LANGS, load_catalog  # noqa: E402
-from tests.e2e.conftest import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    IDLE_JS,
-    LOCAL_HOSTS,
-    free_port,
-    start_server,
-    stop_server,
-    wait_healthy,
-)
+from tests.e2e.conftest import IDLE_JS, LOCAL_HOSTS  # noqa: E402
 
 WATCH_RUN_JS = """() => {
   window.__ranOnce = false;
@@ -117,13 +109,9 @@ async def session(browser, url: str, lesson: str, rounds: int, index: int) -> tu
 async def main_async(args) -> None:
     from playwright.async_api import async_playwright
 
-    port = free_port()
-    proc = start_server(port)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc)
+    with app_server() as (url, proc):
         async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = await launch_chromium(pw)
             t0 = time.perf_counter()
             errors = await visit_all(browser, url)
             print(
@@ -143,8 +131,6 @@ async def main_async(args) -> None:
             f"max {times[-1]:.2f} s (budget: 0 errors, p95 <= 1 s)"
         )
         print(f"server RSS after the sessions: {rss_mb(proc.pid):.0f} MB")
-    finally:
-        stop_server(proc)
 
 
 def main() -> None:

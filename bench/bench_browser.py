@@ -23,16 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_load import MARKERS, pct  # noqa: E402
-from tests.e2e.conftest import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    _block_remote,
-    free_port,
-    start_server,
-    stop_server,
-    wait_healthy,
-    wait_idle,
-)
+from bench.server import app_server, launch_chromium  # noqa: E402
+from tests.e2e.conftest import _block_remote, wait_idle  # noqa: E402
 
 BUDGET = {"self-attention": 0.5, "multi-head": 1.0}
 COUNT_JS = """(word) => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg')]
@@ -116,23 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` too stops our server
     from playwright.sync_api import sync_playwright
 
-    proc = None
-    url = args.url
-    if not url:
-        port = free_port()
-        proc = start_server(port)
-        url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, proc)
     results = []
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            for p in args.pages:
-                results.append(bench_page(browser, url, p, args.lang, args.edits))
-            browser.close()
-    finally:
-        if proc is not None:
-            stop_server(proc)
+    with app_server(args.url) as (url, _), sync_playwright() as pw:
+        browser = launch_chromium(pw, headless=True)
+        for p in args.pages:
+            results.append(bench_page(browser, url, p, args.lang, args.edits))
+        browser.close()
     for r in results:
         if args.json:
             print(json.dumps(r, ensure_ascii=False))

@@ -351,22 +351,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` too stops our server
-    proc = None
-    if not args.url:
-        from tests.e2e.conftest import free_port, start_server, wait_healthy
+    from bench.server import app_server
 
-        port = free_port()
-        proc = start_server(port, env=dict(kv.split("=", 1) for kv in args.server_env))
-        args.url = f"http://127.0.0.1:{port}"
-        wait_healthy(args.url, proc)
-        args.pid = [proc.pid]
-    try:
-        r = asyncio.run(run(args))
-    finally:
+    with app_server(args.url, env=dict(kv.split("=", 1) for kv in args.server_env)) as (args.url, proc):
         if proc is not None:
-            from tests.e2e.conftest import stop_server
-
-            stop_server(proc)
+            args.pid = [proc.pid]
+        r = asyncio.run(run(args))
     print(json.dumps(r, ensure_ascii=False)) if args.json else report(r)
     return 1 if r["errors"] else 0
 

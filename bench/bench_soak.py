@@ -130,22 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` too stops our server
-    proc = None
-    if not args.url:
-        from tests.e2e.conftest import free_port, start_server, wait_healthy
+    from bench.server import app_server
 
-        port = free_port()
-        proc = start_server(port)
-        args.url = f"http://127.0.0.1:{port}"
-        wait_healthy(args.url, proc)
-        args.pid = [proc.pid]
-    try:
-        r = asyncio.run(Soak(args).run())
-    finally:
+    with app_server(args.url) as (args.url, proc):
         if proc is not None:
-            from tests.e2e.conftest import stop_server
-
-            stop_server(proc)
+            args.pid = [proc.pid]
+        r = asyncio.run(Soak(args).run())
     if args.json:
         print(json.dumps(r, ensure_ascii=False))
     else:

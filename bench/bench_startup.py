@@ -17,7 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server, wait_idle  # noqa: E402
+from bench.server import launch_chromium  # noqa: E402
+from tests.e2e.conftest import free_port, start_server, stop_server, wait_idle  # noqa: E402
 
 
 def one_run(browser) -> float:
@@ -51,7 +52,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(pw)
         times = [one_run(browser) for _ in range(args.runs)]
         browser.close()
     print(

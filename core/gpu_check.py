@@ -16,6 +16,7 @@ shows the checks themselves work on a machine without a GPU). Exit status 1 if a
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import statistics
@@ -79,7 +80,7 @@ def check_bert(device, repeat: int) -> dict:
 def check_seq2seq(device, train_seconds: float) -> dict:
     from core.seq2seq.evaluate import exact_match, predict
     from core.seq2seq.tasks import get_task
-    from core.seq2seq.train import CHECKPOINT_DIR, TrainConfig, load_checkpoint, train
+    from core.seq2seq.train import CHECKPOINT_DIR, live_config, load_checkpoint, train
 
     out = {}
     for path in sorted(CHECKPOINT_DIR.glob("*.safetensors")):
@@ -90,15 +91,9 @@ def check_seq2seq(device, train_seconds: float) -> dict:
         preds = predict(model, task, [e.src for e in examples])
         em = exact_match(preds, [e.tgt for e in examples])
         out[path.stem] = {"exact_match": round(em, 3), "predict_500_ms": round(1000 * (time.perf_counter() - t0), 1)}
-    cfg = TrainConfig(
-        steps=300,
-        batch_size=64,
-        eval_every=100,
-        valid_size=100,
-        patience=1000,
-        max_seconds=train_seconds,
-        seed=0,
-        threads=None,
+    # lesson 2's live settings for 300 steps, on the device's own thread count and time budget
+    cfg = dataclasses.replace(
+        live_config("seq2seq", steps=300), eval_every=100, max_seconds=train_seconds, threads=None
     )
     t0 = time.perf_counter()
     res = train("date", "bahdanau", cfg, device=device)

@@ -68,20 +68,21 @@ def curve_task(inp, show: bool) -> dict:
     }
 
 
+def _manifest_figure(entries, figure, field: str, words: str, key: str, filename: str) -> None:
+    """A figure of the committed models' manifest field (one row per model and bucket), titled by
+    the seq2seq.{words}_title / _x / _y strings."""
+    figures.show(
+        figure(entries, names=_names(), labels={part: t(f"seq2seq.{words}_{part}") for part in ("title", "x", "y")}),
+        key=key,
+        data=[{"model": e["attention"], **row} for e in entries for row in e[field]],
+        filename=filename,
+    )
+
+
 @page.widget("fixed-length")
 def accuracy_curve(inp):
     entries = manifest_entries(inp.task)
-    rows = [{"model": e["attention"], **b} for e in entries for b in e["by_length"]]
-    figures.show(
-        figs.accuracy_vs_length(
-            entries,
-            names=_names(),
-            labels={"title": t("seq2seq.curve_title"), "x": t("seq2seq.curve_x"), "y": t("seq2seq.curve_y")},
-        ),
-        key="seq2seq.curve",
-        data=rows,
-        filename="accuracy-vs-length",
-    )
+    _manifest_figure(entries, figs.accuracy_vs_length, "by_length", "curve", "seq2seq.curve", "accuracy-vs-length")
     for e in entries:
         st.caption(
             t(
@@ -100,17 +101,7 @@ def accuracy_curve(inp):
 @page.widget("forgetting")
 def position_curve(inp):
     entries = manifest_entries(inp.task)
-    rows = [{"model": e["attention"], **p} for e in entries for p in e["per_position"]]
-    figures.show(
-        figs.per_position(
-            entries,
-            names=_names(),
-            labels={"title": t("seq2seq.position_title"), "x": t("seq2seq.position_x"), "y": t("seq2seq.position_y")},
-        ),
-        key="seq2seq.positions",
-        data=rows,
-        filename="per-position",
-    )
+    _manifest_figure(entries, figs.per_position, "per_position", "position", "seq2seq.positions", "per-position")
     st.caption(t("seq2seq.position_caption"))
     names = _names()
     for tab, e in zip(st.tabs([names[e["attention"]] for e in entries]), entries):

@@ -8,7 +8,7 @@ from core.megatron import formulas as fm
 from core.megatron import story
 from core.widgets import CHUNKS, MICROBATCHES, SCHEDULE, STAGES
 from ui import figures, lesson, tables, widgets
-from ui.i18n import t
+from ui.i18n import t, t_keys
 from ui.megatron import demo_result, ln_result, run_demo, train_ln
 from ui.widgets import megatron_labels
 
@@ -40,21 +40,38 @@ def demo():
         st.info(t("megatron.demo_hint"))
         return
     if not r.get("ok"):
-        from ui.errors import show_result
-
-        show_result(r)
-        if "port" in r:
-            st.caption(
-                t(
-                    "megatron.demo_cleanup",
-                    port=r["port"],
-                    free=t("megatron.yes") if r.get("port_free") else t("megatron.no"),
-                )
-            )
+        _demo_failure(r)
         return
-    n = r["world_size"]
+    _demo_summary(r)
+    _demo_shards(r)
+    _demo_joins(r)
+    _demo_log(r)
+    _demo_check(r)
+
+
+def _demo_failure(r: dict) -> None:
+    from ui.errors import show_result
+
+    show_result(r)
+    if "port" in r:
+        st.caption(
+            t(
+                "megatron.demo_cleanup",
+                port=r["port"],
+                free=t("megatron.yes") if r.get("port_free") else t("megatron.no"),
+            )
+        )
+
+
+def _demo_summary(r: dict) -> None:
     st.success(
-        t("megatron.demo_ok", n=n, backend=r["backend"], s=r["wall_s"], worst=max(r["max_abs_diff"].values())),
+        t(
+            "megatron.demo_ok",
+            n=r["world_size"],
+            backend=r["backend"],
+            s=r["wall_s"],
+            worst=max(r["max_abs_diff"].values()),
+        ),
         icon=":material/check_circle:",
     )
     m = st.columns(4)
@@ -64,10 +81,14 @@ def demo():
     m[3].metric(t("megatron.m_time"), f"{r['wall_s']:.1f} s")
     st.caption(t("megatron.devices", devices=", ".join(r["devices"])))
 
+
+def _demo_shards(r: dict) -> None:
     st.subheader(t("megatron.shards_title"), anchor=False)
     widgets.draw("parallel-split", "megatron.shards", shards=r["shards"])
     st.caption(t("megatron.shards_caption"))
 
+
+def _demo_joins(r: dict) -> None:
     st.subheader(t("megatron.joins_title"), anchor=False)
     jcols = st.columns(2)
     for col, site in zip(jcols, ("attention.g", "mlp.g")):
@@ -83,6 +104,8 @@ def demo():
             )
     st.caption(t("megatron.joins_caption"))
 
+
+def _demo_log(r: dict) -> None:
     st.subheader(t("megatron.log_title"), anchor=False)
     tables.show(
         [
@@ -100,15 +123,17 @@ def demo():
         ],
         values={"op": {"all_reduce": "all-reduce"}},
     )
-    if n == 1:
+    if r["world_size"] == 1:
         st.caption(t("megatron.log_one_rank"))
 
+
+def _demo_check(r: dict) -> None:
     st.subheader(t("megatron.check_title"), anchor=False)
     figures.show(
         mfig.diff_figure(
             r["max_abs_diff"],
             r["tolerance"],
-            labels={"tolerance": t("megatron.fig_tolerance"), "x": t("megatron.fig_diff_x")},
+            labels=megatron_labels("tolerance", x="diff_x"),
         ),
         key="megatron.diffs",
         filename="parallel-vs-unsharded",
@@ -128,6 +153,19 @@ def demo():
 # ---- pipeline ---------------------------------------------------------------------------------
 
 
+def _param_slider(col, symbol: str, param, **kw):
+    """A slider over a core.widgets Param, labelled by its symbol in the papers (key megatron.<symbol>)."""
+    return col.slider(
+        symbol,
+        param.minimum,
+        param.maximum,
+        param.default,
+        key=f"megatron.{symbol}",
+        help=t(f"megatron.{symbol}_help"),
+        **kw,
+    )
+
+
 @page.widget("pipeline")
 def pipeline():
     c = st.columns(4)
@@ -139,24 +177,9 @@ def pipeline():
         key="megatron.schedule",
         format_func=kinds.get,
     )
-    p = c[1].slider("p", STAGES.minimum, STAGES.maximum, STAGES.default, key="megatron.p", help=t("megatron.p_help"))
-    m = c[2].slider(
-        "m",
-        MICROBATCHES.minimum,
-        MICROBATCHES.maximum,
-        MICROBATCHES.default,
-        key="megatron.m",
-        help=t("megatron.m_help"),
-    )
-    v = c[3].slider(
-        "v",
-        CHUNKS.minimum,
-        CHUNKS.maximum,
-        CHUNKS.default,
-        key="megatron.v",
-        help=t("megatron.v_help"),
-        disabled=kind != "interleaved",
-    )
+    p = _param_slider(c[1], "p", STAGES)
+    m = _param_slider(c[2], "m", MICROBATCHES)
+    v = _param_slider(c[3], "v", CHUNKS, disabled=kind != "interleaved")
     widgets.draw("pipeline-schedule", "megatron.timeline", schedule=kind, stages=p, microbatches=m, chunks=v)
 
 
@@ -177,9 +200,8 @@ def zero():
             rows,
             stage,
             labels={
-                **megatron_labels("parameters_fp16", "gradients_fp16", "optimizer_states"),
-                **{f"stage{s}": t(f"megatron.stage{s}") for s in range(4)},
-                "y": t("megatron.fig_gb_per_device"),
+                **megatron_labels("parameters_fp16", "gradients_fp16", "optimizer_states", y="gb_per_device"),
+                **t_keys("megatron.", *(f"stage{s}" for s in range(4))),
                 "title": t("megatron.zero_title", b=billions, nd=dp),
             },
         ),
@@ -203,8 +225,7 @@ def zero():
         mfig.holdings_figure(
             holdings,
             labels={
-                **megatron_labels("device", "parameters_fp16", "gradients_fp16", "optimizer_states"),
-                "x": t("megatron.fig_share"),
+                **megatron_labels("device", "parameters_fp16", "gradients_fp16", "optimizer_states", x="share"),
                 "title": t("megatron.holdings_title", shown=shown, nd=dp),
             },
         ),
@@ -217,17 +238,41 @@ def zero():
 # ---- calculators ------------------------------------------------------------------------------
 
 
+def _number_row(prefix: str, *fields: tuple) -> list:
+    """One row of number inputs, one column each; a field is (name, label, min, max, default),
+    keyed megatron.<prefix>_<name>."""
+    cols = st.columns(len(fields))
+    return [
+        col.number_input(label, low, high, value, key=f"megatron.{prefix}_{name}")
+        for col, (name, label, low, high, value) in zip(cols, fields)
+    ]
+
+
+# the largest value each symbol of the papers' equations takes in the calculators
+_SYMBOL_MAX = {
+    "l": 1000,
+    "h": 200_000,
+    "V": 1_000_000,
+    "s": 1_000_000,
+    "b": 10_000,
+    "a": 10_000,
+    "L": 10_000,
+    "t": 1024,
+}
+
+
+def _symbol_row(prefix: str, **defaults: int) -> list:
+    """A number input per symbol (l, h, V, s, ...), labelled by the symbol, from 1 to its maximum."""
+    return _number_row(prefix, *[(name, name, 1, _SYMBOL_MAX[name], value) for name, value in defaults.items()])
+
+
 @page.widget("calculators")
 def calculators():
     tabs = st.tabs([t("megatron.tab_params"), t("megatron.tab_flops"), t("megatron.tab_act")])
     with tabs[0]:
         st.latex(fm.latex(fm.PARAMS))
         st.caption(t("megatron.cite_eq2"))
-        c = st.columns(4)
-        l_ = c[0].number_input("l", 1, 1000, 128, key="megatron.c_l")
-        h_ = c[1].number_input("h", 1, 200_000, 25600, key="megatron.c_h")
-        V_ = c[2].number_input("V", 1, 1_000_000, 51200, key="megatron.c_V")
-        s_ = c[3].number_input("s", 1, 1_000_000, 2048, key="megatron.c_s")
+        l_, h_, V_, s_ = _symbol_row("c", l=128, h=25600, V=51200, s=2048)
         r = calc.params(l_, h_, V_, s_)
         st.metric(t("megatron.params_result"), f"{r['params'] / 1e9:,.2f} B")
         st.caption(t("megatron.table1_caption"))
@@ -245,16 +290,14 @@ def calculators():
     with tabs[1]:
         st.latex(fm.latex(fm.FLOPS) + r"\qquad " + fm.latex(fm.TRAINING_SECONDS, lhs=_tex_text(t("megatron.lhs_time"))))
         st.caption(t("megatron.cite_eq34"))
-        c = st.columns(4)
-        l_ = c[0].number_input("l", 1, 1000, 96, key="megatron.f_l")
-        h_ = c[1].number_input("h", 1, 200_000, 12288, key="megatron.f_h")
-        V_ = c[2].number_input("V", 1, 1_000_000, 51200, key="megatron.f_V")
-        s_ = c[3].number_input("s", 1, 1_000_000, 2048, key="megatron.f_s")
-        c = st.columns(4)
-        B_ = c[0].number_input("B", 1, 1_000_000, 1536, key="megatron.f_B")
-        T_ = c[1].number_input(t("megatron.tokens_b"), 0.001, 1e6, 300.0, key="megatron.f_T")
-        n_ = c[2].number_input(t("megatron.gpus"), 1, 1_000_000, 1024, key="megatron.f_n")
-        X_ = c[3].number_input(t("megatron.tflops"), 0.1, 10_000.0, 140.0, key="megatron.f_X")
+        l_, h_, V_, s_ = _symbol_row("f", l=96, h=12288, V=51200, s=2048)
+        B_, T_, n_, X_ = _number_row(
+            "f",
+            ("B", "B", 1, 1_000_000, 1536),
+            ("T", t("megatron.tokens_b"), 0.001, 1e6, 300.0),
+            ("n", t("megatron.gpus"), 1, 1_000_000, 1024),
+            ("X", t("megatron.tflops"), 0.1, 10_000.0, 140.0),
+        )
         r = calc.flops(l_, h_, V_, s_, B_, tokens=T_ * 1e9, gpus=n_, tflops=X_)
         k = st.columns(3)
         k[0].metric(t("megatron.flops_result"), f"{r['flops_per_iteration']:.3e}")
@@ -264,13 +307,7 @@ def calculators():
     with tabs[2]:
         st.latex(fm.latex(fm.ACTIVATIONS[("none", False)], lhs=_tex_text(t("megatron.act_per_layer"))))
         st.caption(t("megatron.cite_korthikanti"))
-        c = st.columns(6)
-        s_ = c[0].number_input("s", 1, 1_000_000, 2048, key="megatron.a_s")
-        b_ = c[1].number_input("b", 1, 10_000, 1, key="megatron.a_b")
-        h_ = c[2].number_input("h", 1, 200_000, 12288, key="megatron.a_h")
-        a_ = c[3].number_input("a", 1, 10_000, 96, key="megatron.a_a")
-        L_ = c[4].number_input("L", 1, 10_000, 96, key="megatron.a_L")
-        t_ = c[5].number_input("t", 1, 1024, 8, key="megatron.a_t")
+        s_, b_, h_, a_, L_, t_ = _symbol_row("a", s=2048, b=1, h=12288, a=96, L=96, t=8)
         configs = [("none", False), ("none", True), ("selective", False), ("selective", True), ("full", False)]
         results = [calc.activations(s_, b_, h_, a_, L_, t_, sp, rc) for rc, sp in configs]
         names = [t(f"megatron.act_{rc}{'_sp' if sp else ''}") for rc, sp in configs]
@@ -338,15 +375,7 @@ def bert():
 @page.widget("ln-order")
 def ln_order():
     figures.show(
-        mfig.layer_order_figure(
-            labels={
-                "attn": t("megatron.fig_attn"),
-                "ln": t("megatron.fig_ln"),
-                "mlp": "MLP",
-                "post": t("megatron.fig_post"),
-                "pre": t("megatron.fig_pre"),
-            }
-        ),
+        mfig.layer_order_figure(labels={**megatron_labels("attn", "ln", "post", "pre"), "mlp": "MLP"}),
         key="megatron.order",
         filename="layer-norm-order",
     )
@@ -366,9 +395,7 @@ def ln_order():
         mfig.ln_curves_figure(
             r,
             labels={
-                **megatron_labels("post_ln", "pre_ln", "chance"),
-                "x": t("megatron.fig_step"),
-                "y": t("megatron.fig_loss"),
+                **megatron_labels("post_ln", "pre_ln", "chance", x="step", y="loss"),
                 "title": t("megatron.ln_title", layers=cfg["layers"], lr=cfg["lr"]),
             },
         ),

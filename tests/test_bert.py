@@ -26,7 +26,7 @@ import core.bert as cb
 from core.bert import loader
 from core.bert.inputs import embedding_parts, encode_pair, pad_batch, tokenize
 from core.bert.outputs import hidden_states, layer_trajectory, sentence_embeddings, similarity
-from core.bert.params import count, loaded_total
+from core.bert.params import count, hf_config, loaded_total
 from core.bert.pretraining import (
     IGNORE_INDEX,
     HeadMissing,
@@ -374,15 +374,7 @@ def test_bert_base_and_large_counts():
 def test_count_matches_summing_a_real_transformers_model():
     shape = dict(vocab=500, hidden=48, layers=3, heads=4, intermediate=96, max_position=64, type_vocab=3)
     c = count(**shape)
-    cfg = BertConfig(
-        vocab_size=500,
-        hidden_size=48,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        intermediate_size=96,
-        max_position_embeddings=64,
-        type_vocab_size=3,
-    )
+    cfg = hf_config(**shape)
     assert c.bert_model_total == sum(p.numel() for p in BertModel(cfg).parameters())
     assert c.pretraining_total == sum(p.numel() for p in BertForPreTraining(cfg).parameters())
     assert (c.bert_model_total, c.pretraining_total) == hand_bert(500, 48, 3, 96, 64, 3)
@@ -417,15 +409,7 @@ def test_count_cli_json_agrees_with_transformers():
         check=True,
     )
     data = json.loads(out.stdout)
-    cfg = BertConfig(
-        vocab_size=1000,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=128,
-        max_position_embeddings=128,
-        type_vocab_size=2,
-    )
+    cfg = hf_config(vocab=1000, hidden=64, layers=2, heads=4, intermediate=128, max_position=128, type_vocab=2)
     assert data["bert_model_total"] == sum(p.numel() for p in BertModel(cfg).parameters())
     assert data["pretraining_total"] == sum(p.numel() for p in BertForPreTraining(cfg).parameters())
     bad = subprocess.run(

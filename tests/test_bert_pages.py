@@ -6,8 +6,9 @@ import json
 
 import pytest
 import torch
-from transformers import BertConfig, BertForPreTraining, BertTokenizer
+from transformers import BertForPreTraining, BertTokenizer
 
+from core.bert.params import hf_config
 from tests.apptest import plotly_values, run_lesson, texts
 
 torch.set_num_threads(2)
@@ -176,14 +177,7 @@ def tiny_pretraining(tmp_path_factory):
     ] + [f"w{i}" for i in range(30)]
     (folder / "vocab.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
     torch.manual_seed(0)
-    cfg = BertConfig(
-        vocab_size=len(words),
-        hidden_size=16,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-    )
+    cfg = hf_config(vocab=len(words), hidden=16, layers=2, heads=2, intermediate=32, max_position=64)
     BertForPreTraining(cfg).save_pretrained(folder)
     BertTokenizer.from_pretrained(str(folder)).save_pretrained(folder)
     return folder

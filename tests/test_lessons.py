@@ -325,7 +325,7 @@ def test_new_lesson_writes_toml_that_reads_back_the_exact_title(lessons_copy, ti
 
     from core.lessons import new_lesson
 
-    folder = new_lesson("odd-title", f"中文 {title}", title, lessons_dir=lessons_copy)
+    folder = new_lesson("odd-title", {"zh-TW": f"中文 {title}", "en": title}, lessons_dir=lessons_copy)
     data = tomllib.loads((folder / "lesson.toml").read_text(encoding="utf-8"))
     assert data["title"] == {"zh-TW": f"中文 {title}", "en": title}
     lesson = load_catalog(lessons_copy).get("odd-title")

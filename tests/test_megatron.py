@@ -480,17 +480,11 @@ def test_bert_configs_reproduce_the_parameter_counts_of_table4():
 
 
 def test_bert_exact_count_matches_a_real_bert_module():
-    from transformers import BertConfig, BertForMaskedLM
+    from transformers import BertForMaskedLM
 
-    cfg = BertConfig(
-        vocab_size=100,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=128,
-        max_position_embeddings=16,
-        type_vocab_size=2,
-    )
+    from core.bert.params import hf_config
+
+    cfg = hf_config(vocab=100, hidden=32, layers=2, heads=4, intermediate=128, max_position=16, type_vocab=2)
     model = BertForMaskedLM(cfg)
     n = sum(p.numel() for p in model.parameters())  # the MLM decoder is tied to the embeddings
     pooler = 32 * 32 + 32 if model.bert.pooler is None else 0

@@ -23,7 +23,7 @@ def test_every_widget_spec_has_a_renderer_and_nothing_else():
 def all_widgets_lesson(tmp_path_factory):
     lessons = tmp_path_factory.mktemp("widgets") / "lessons"
     shutil.copytree(ROOT / "lessons", lessons)
-    folder = new_lesson("all-widgets", "全部元件", "All widgets", lessons_dir=lessons)
+    folder = new_lesson("all-widgets", {"zh-TW": "全部元件", "en": "All widgets"}, lessons_dir=lessons)
     blocks = "\n\n".join(f"```widget {name}\n```" for name in WIDGETS)
     for lang in LANGS:
         path = folder / f"{lang}.md"
@@ -83,7 +83,7 @@ def _chart_json(at, i):
 def _lesson_with_blocks(tmp_path, body: str):
     lessons = tmp_path / "lessons"
     shutil.copytree(ROOT / "lessons", lessons)
-    folder = new_lesson("blocks", "元件", "Blocks", lessons_dir=lessons)
+    folder = new_lesson("blocks", {"zh-TW": "元件", "en": "Blocks"}, lessons_dir=lessons)
     for lang in LANGS:
         path = folder / f"{lang}.md"
         path.write_text(path.read_text(encoding="utf-8") + "\n\n" + body + "\n", encoding="utf-8")

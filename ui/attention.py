@@ -9,7 +9,7 @@ import streamlit as st
 from core.widgets import MAX_CHARS
 from ui import figures, lesson
 from ui.bert import safe_name
-from ui.i18n import t
+from ui.i18n import t, t_keys
 
 PRESETS = ("p1", "p2", "p3", "p4", "p5", "p6")  # each language lists its own sentences first
 CUSTOM = "custom"
@@ -202,10 +202,4 @@ def bertviz_labels() -> dict[str, str]:
 
 
 def projection_labels() -> dict[str, str]:
-    return {
-        "concat": t("multi_head.lbl_concat"),
-        "proj": t("multi_head.lbl_proj"),
-        "token": t("multi_head.lbl_token"),
-        "dim": t("multi_head.lbl_dim"),
-        "head": t("multi_head.head"),
-    }
+    return t_keys("multi_head.lbl_", "concat", "proj", "token", "dim") | {"head": t("multi_head.head")}

@@ -197,13 +197,11 @@ def model_picker() -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def param_count(
-    vocab: int, hidden: int, layers: int, heads: int, intermediate: int, max_position: int, type_vocab: int
-):
+def param_count(**shape: int):
     """core.bert.count for one shape, cached (it builds a model on the meta device: ~0.5 s)."""
     from core.bert import count
 
-    return count(vocab, hidden, layers, heads, intermediate, max_position, type_vocab)
+    return count(**shape)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -130,8 +130,7 @@ def comparison(manifest_path: str | None) -> dict:
     from core.bert.live import LIVE, _prepared
 
     tok, enc = _prepared()
-    shape = {k: getattr(LIVE, k) for k in ("hidden", "layers", "heads", "intermediate", "max_position")}
-    live_params = count(vocab=len(tok), type_vocab=2, **shape)
+    live_params = count(**LIVE.shape(len(tok)))
     live = {
         "layers": LIVE.layers,
         "hidden": LIVE.hidden,

@@ -25,3 +25,9 @@ def t(key: str, **fmt) -> str:
     lang = state.lang()
     text = strings(lang).get(key) or strings("en").get(key) or key
     return text.format(**fmt) if fmt else text
+
+
+def t_keys(prefix: str, *keys: str, **slots: str) -> dict[str, str]:
+    """``{key: t(prefix + key)}`` for each key, and ``{slot: t(prefix + name)}`` for each
+    ``slot=name`` whose string has another name than the slot it fills."""
+    return {k: t(prefix + k) for k in keys} | {slot: t(prefix + name) for slot, name in slots.items()}

@@ -139,18 +139,15 @@ def checked_input(
     return None
 
 
-def live_training(key: str, task_name: str, attention: str, config, draw_progress=None):
-    """Train live with a progress bar, the running loss and a cancel button.
+def _run_keys(key: str) -> tuple[str, str, str]:
+    """The session_state keys of a live run: running, its result, cancelled."""
+    return f"{key}.running", f"{key}.result", f"{key}.cancelled"
 
-    Clicking cancel starts a new run of the script, which stops this one at its next UI update
-    (Streamlit stops a running script when a widget changes); the flags in session_state tell
-    the new run what happened. Returns the finished TrainResult, or None while none exists.
-    ``draw_progress(progress, area)`` may draw extra live views (the alignment sharpening).
-    """
-    from core.seq2seq.train import train
 
+def _train_buttons(key: str) -> None:
+    """Train and Cancel, and what became of the last run when it did not finish."""
     ss = st.session_state
-    run_key, result_key, cancel_key = f"{key}.running", f"{key}.result", f"{key}.cancelled"
+    run_key, result_key, cancel_key = _run_keys(key)
 
     def _start():
         ss[run_key], ss[cancel_key] = True, False
@@ -180,41 +177,62 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
     elif ss.pop(f"{key}.interrupted", False):
         st.info(t("errors.train_interrupted"), icon=":material/info:")
 
+
+def _train_now(key: str, task_name: str, attention: str, config, draw_progress) -> None:
+    """Train with the progress bar, keep the finished result, then rerun the script."""
+    from core.seq2seq.train import train
+
+    ss = st.session_state
+    run_key, result_key, cancel_key = _run_keys(key)
+    bar = st.progress(0.0, text=t("seq2seq.train_starting"))
+    area = st.empty()
+
+    def on_progress(p):
+        acc = "–" if p.valid_acc is None else f"{p.valid_acc:.1%}"
+        bar.progress(
+            min(1.0, p.step / p.total_steps),
+            text=t(
+                "seq2seq.train_progress",
+                step=p.step,
+                total=p.total_steps,
+                loss=f"{p.loss:.4f}",
+                acc=acc,
+                seconds=f"{p.seconds:.0f}",
+            ),
+        )
+        if draw_progress is not None:
+            with area.container():
+                draw_progress(p)
+        return None if ss.get(run_key) else False
+
+    finished = False
+    try:
+        result = train(task_name, attention, config, on_progress=on_progress)
+        finished = True
+    finally:
+        # a run stopped from outside (another widget changed, the session closed, an error)
+        # must not leave the flag set: the next run would restart training on its own
+        ss[run_key] = False
+        if not finished and not ss.get(cancel_key):
+            ss[f"{key}.interrupted"] = True
+    if not result.cancelled:
+        ss[result_key] = result
+    st.rerun()  # redraw the buttons (Train enabled again) and the finished run's views
+
+
+def live_training(key: str, task_name: str, attention: str, config, draw_progress=None):
+    """Train live with a progress bar, the running loss and a cancel button.
+
+    Clicking cancel starts a new run of the script, which stops this one at its next UI update
+    (Streamlit stops a running script when a widget changes); the flags in session_state tell
+    the new run what happened. Returns the finished TrainResult, or None while none exists.
+    ``draw_progress(progress, area)`` may draw extra live views (the alignment sharpening).
+    """
+    ss = st.session_state
+    run_key, result_key, _ = _run_keys(key)
+    _train_buttons(key)
     if ss.get(run_key):
-        bar = st.progress(0.0, text=t("seq2seq.train_starting"))
-        area = st.empty()
-
-        def on_progress(p):
-            acc = "–" if p.valid_acc is None else f"{p.valid_acc:.1%}"
-            bar.progress(
-                min(1.0, p.step / p.total_steps),
-                text=t(
-                    "seq2seq.train_progress",
-                    step=p.step,
-                    total=p.total_steps,
-                    loss=f"{p.loss:.4f}",
-                    acc=acc,
-                    seconds=f"{p.seconds:.0f}",
-                ),
-            )
-            if draw_progress is not None:
-                with area.container():
-                    draw_progress(p)
-            return None if ss.get(run_key) else False
-
-        finished = False
-        try:
-            result = train(task_name, attention, config, on_progress=on_progress)
-            finished = True
-        finally:
-            # a run stopped from outside (another widget changed, the session closed, an error)
-            # must not leave the flag set: the next run would restart training on its own
-            ss[run_key] = False
-            if not finished and not ss.get(cancel_key):
-                ss[f"{key}.interrupted"] = True
-        if not result.cancelled:
-            ss[result_key] = result
-        st.rerun()  # redraw the buttons (Train enabled again) and the finished run's views
+        _train_now(key, task_name, attention, config, draw_progress)
     done = ss.get(result_key)
     if done is not None:
         st.progress(

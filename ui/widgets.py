@@ -21,7 +21,7 @@ from typing import Callable
 
 from core.widgets import MAX_CHARS, RANKS, SEED, SHOW_TOKENS, Block, validate
 from ui import quiz
-from ui.i18n import t
+from ui.i18n import t, t_keys
 
 Renderer = Callable[[dict, str], None]
 RENDERERS: dict[str, Renderer] = {}  # Markdown blocks: controls, then draw()
@@ -159,13 +159,7 @@ text_block("tokenizer")
 
 
 def _part_names() -> dict[str, str]:
-    return {
-        "token": t("bert_inputs.part_token"),
-        "segment": t("bert_inputs.part_segment"),
-        "position": t("bert_inputs.part_position"),
-        "summed": t("bert_inputs.part_sum"),
-        "normed": t("bert_inputs.part_ln"),
-    }
+    return t_keys("bert_inputs.part_", "token", "segment", "position", summed="sum", normed="ln")
 
 
 @widget("embedding-sum")
@@ -294,9 +288,10 @@ def _mask_simulator_block(args: dict, key: str) -> None:
 # -- Megatron (lesson 8) -----------------------------------------------------------------------
 
 
-def megatron_labels(*keys: str) -> dict:
-    """Figure labels of lesson 8, translated (megatron.fig_<key>)."""
-    return {k: t(f"megatron.fig_{k}") for k in keys}
+def megatron_labels(*keys: str, **slots: str) -> dict:
+    """Figure labels of lesson 8, translated (megatron.fig_<key>; slot=key for a label whose
+    string has another name, as x="share")."""
+    return t_keys("megatron.fig_", *keys, **slots)
 
 
 @widget("parallel-split")

@@ -112,6 +112,19 @@ def _head_projections(bundle, layer: int, x: torch.Tensor):
     return q, k, v
 
 
+def _recomputed(enc: Encoding, layer: int, x: torch.Tensor, d_k: int, ours: np.ndarray, model: np.ndarray) -> dict:
+    """The fields HeadExplanation and ProjectionExplanation share: where the recomputation ran and
+    how far it lies from the model's own tensor."""
+    return dict(
+        tokens=list(enc.tokens),
+        layer=layer,
+        d_k=d_k,
+        d_model=int(x.shape[-1]),
+        max_abs_diff=float(np.abs(ours - model).max()),
+        notices=list(enc.notices),
+    )
+
+
 def explain_head(
     bundle,
     text: str | None,
@@ -150,11 +163,8 @@ def _explain_head(bundle, enc: Encoding, layer: int, head: int) -> HeadExplanati
     reported = enc.attentions[layer, head].astype(np.float64)
     w = weights.numpy()
     return HeadExplanation(
-        tokens=list(enc.tokens),
-        layer=layer,
+        **_recomputed(enc, layer, x, d_k, w, reported),
         head=head,
-        d_k=d_k,
-        d_model=int(x.shape[-1]),
         x=x.double().cpu().numpy(),
         q=q.numpy(),
         k=k.numpy(),
@@ -165,8 +175,6 @@ def _explain_head(bundle, enc: Encoding, layer: int, head: int) -> HeadExplanati
         weights_unscaled=unscaled.numpy(),
         output=out.numpy(),
         reported=reported,
-        max_abs_diff=float(np.abs(w - reported).max()),
-        notices=list(enc.notices),
         n_tokens_full=enc.n_tokens_full,
         sentence_b_start=enc.sentence_b_start,
         special=dict(enc.special),
@@ -257,17 +265,12 @@ def _concat_projection(bundle, enc: Encoding, layer: int) -> ProjectionExplanati
     model_after = own[0].float().cpu().numpy()
     ours = after.float().cpu().numpy()
     return ProjectionExplanation(
-        tokens=list(enc.tokens),
-        layer=layer,
+        **_recomputed(enc, layer, x, d_k, ours, model_after),
         num_heads=H,
-        d_k=d_k,
-        d_model=int(x.shape[-1]),
         heads=heads.float().cpu().numpy(),
         concat=concat.float().cpu().numpy(),
         W_O_shape=(int(dense.weight.shape[1]), int(dense.weight.shape[0])),
         projected=projected.float().cpu().numpy(),
         after_add_norm=ours,
         model_after_add_norm=model_after,
-        max_abs_diff=float(np.abs(ours - model_after).max()),
-        notices=list(enc.notices),
     )

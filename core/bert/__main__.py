@@ -23,15 +23,7 @@ from .params import BERT_BASE, count
 
 def _count_cmd(args) -> int:
     try:
-        result = count(
-            vocab=args.vocab,
-            hidden=args.hidden,
-            layers=args.layers,
-            heads=args.heads,
-            intermediate=args.intermediate,
-            max_position=args.max_position,
-            type_vocab=args.type_vocab,
-        )
+        result = count(**{key: getattr(args, key) for key in BERT_BASE})
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -162,16 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core.bert", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("count", help="parameter anatomy of a BERT shape (default BERT-base)")
-    for flag, key in [
-        ("--vocab", "vocab"),
-        ("--hidden", "hidden"),
-        ("--layers", "layers"),
-        ("--heads", "heads"),
-        ("--intermediate", "intermediate"),
-        ("--max-position", "max_position"),
-        ("--type-vocab", "type_vocab"),
-    ]:
-        c.add_argument(flag, type=int, default=BERT_BASE[key], dest=key)
+    for key, default in BERT_BASE.items():
+        c.add_argument("--" + key.replace("_", "-"), type=int, default=default, dest=key)
     c.add_argument("--json", action="store_true", help="print JSON")
     c.set_defaults(func=_count_cmd)
     p = sub.add_parser("pretrain", help="pre-train a BERT from scratch (live: tiny, <= 60 s; full: the shipped model)")

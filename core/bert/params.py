@@ -103,34 +103,30 @@ def _sum(named: list[tuple[str, int]], prefix: str) -> int:
     return sum(n for name, n in named if name.startswith(prefix))
 
 
-def count(
-    vocab: int = 30522,
-    hidden: int = 768,
-    layers: int = 12,
-    heads: int = 12,
-    intermediate: int = 3072,
-    max_position: int = 512,
-    type_vocab: int = 2,
-) -> ParamCount:
-    """Count BERT's parameters by part for the given shape, without allocating any weight."""
-    import torch
-    from transformers import BertConfig, BertForPreTraining
+def hf_config(**fields):
+    """A transformers BertConfig from a shape in count()'s names (vocab, hidden, layers, ...); any
+    other keyword is a BertConfig field and passes as it is."""
+    from transformers import BertConfig
 
-    if hidden % heads:
-        raise ValueError(f"hidden ({hidden}) must be divisible by heads ({heads})")
-    shape = dict(
-        vocab=vocab,
-        hidden=hidden,
-        layers=layers,
-        heads=heads,
-        intermediate=intermediate,
-        max_position=max_position,
-        type_vocab=type_vocab,
-    )
+    return BertConfig(**{_CONFIG_FIELDS.get(name, name): v for name, v in fields.items()})
+
+
+def count(**shape: int) -> ParamCount:
+    """Count BERT's parameters by part for a shape in BERT_BASE's names (vocab, hidden, layers, heads,
+    intermediate, max_position, type_vocab; any left out as in BERT-base), without allocating any weight."""
+    import torch
+    from transformers import BertForPreTraining
+
+    unknown = sorted(set(shape) - set(BERT_BASE))
+    if unknown:
+        raise TypeError(f"count() takes BERT_BASE's shape names, not {', '.join(unknown)}")
+    shape = {**BERT_BASE, **shape}
+    if shape["hidden"] % shape["heads"]:
+        raise ValueError(f"hidden ({shape['hidden']}) must be divisible by heads ({shape['heads']})")
     for name, v in shape.items():
         if v < 1:
             raise ValueError(f"{name} must be at least 1")
-    cfg = BertConfig(**{_CONFIG_FIELDS[name]: v for name, v in shape.items()})
+    cfg = hf_config(**shape)
     with torch.device("meta"):
         model = BertForPreTraining(cfg)
     # named_parameters() lists a tied tensor once, so the MLM decoder (tied to the word embeddings)

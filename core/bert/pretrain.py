@@ -61,6 +61,14 @@ class Recipe:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def shape(self, vocab: int) -> dict:
+        """The model's shape in count()'s names, for a tokenizer of ``vocab`` entries."""
+        return {"vocab": vocab, **{k: getattr(self, k) for k in _SHAPE_FIELDS}, "type_vocab": 2}
+
+
+_SHAPE_FIELDS = ("hidden", "layers", "heads", "intermediate", "max_position")
+_NO_DROPOUT = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+
 
 # ---------------------------------------------------------------- data
 
@@ -177,20 +185,12 @@ class Masker:
 
 def build_model(recipe: Recipe, tokenizer, gen: torch.Generator):
     """BertForPreTraining with no dropout, initialised N(0, 0.02) from `gen` (not the global RNG)."""
-    from transformers import BertConfig, BertForPreTraining
+    from transformers import BertForPreTraining
 
-    cfg = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=recipe.hidden,
-        num_hidden_layers=recipe.layers,
-        num_attention_heads=recipe.heads,
-        intermediate_size=recipe.intermediate,
-        max_position_embeddings=recipe.max_position,
-        type_vocab_size=2,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        initializer_range=0.02,
-        pad_token_id=tokenizer.pad_token_id,
+    from .params import hf_config
+
+    cfg = hf_config(
+        **recipe.shape(len(tokenizer)), **_NO_DROPOUT, initializer_range=0.02, pad_token_id=tokenizer.pad_token_id
     )
     model = BertForPreTraining(cfg)
     init_weights(model, gen)  # overwrite the default init, which drew from the global RNG

@@ -132,6 +132,52 @@ def _as_array(values) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def _row_box(row: int | None, n_x: int, n_y: int) -> list[dict]:
+    """A frame around one row of an n_y × n_x heatmap (none for no row, or one out of range)."""
+    if row is None or not 0 <= row < n_y:
+        return []
+    return [
+        dict(
+            type="rect",
+            x0=-0.5,
+            x1=n_x - 0.5,
+            y0=row - 0.5,
+            y1=row + 0.5,
+            line=dict(color=HIGHLIGHT, width=3),
+        )
+    ]
+
+
+def _heatmap_layout(
+    xs: list[str], n_x: int, n_y: int, title: str, x_title: str, y_title: str, height: int | None, shapes: list[dict]
+) -> dict:
+    """heatmap's layout: categorical axes with x on top, sized to the matrix (or ``height``)."""
+    side = max(260, min(900, 28 * max(n_x, n_y) + 140))
+    column_px = (PLOT_PX - 120) / max(n_x, 1)
+    rotate = any(text_px(html.unescape(s)) + 4 > column_px for s in xs)
+    # The x axis sits on top (read like a matrix), so the title needs room above its labels.
+    top = 60 + (40 if x_title else 0) + (40 if title else 0) + (30 if rotate else 0)
+    return dict(
+        title=dict(text=escape_label(title), y=0.99, yanchor="top"),
+        font=FONT,
+        shapes=shapes,
+        uniformtext=UNIFORM_TEXT,
+        height=(height or side) + top - 60,
+        margin=dict(l=10, r=10, t=top, b=10),
+        # rotate the input labels only when they cannot stand upright in their column
+        xaxis=dict(
+            type="category",
+            side="top",
+            title=dict(text=escape_label(x_title)),
+            tickangle=-45 if rotate else 0,
+            tickmode="array",
+            tickvals=xs,
+            ticktext=xs,
+        ),
+        yaxis=dict(type="category", autorange="reversed", title=dict(text=escape_label(y_title))),
+    )
+
+
 def heatmap(
     values,
     x_labels: Sequence[str],
@@ -178,42 +224,7 @@ def heatmap(
             f"{escape_label(value_name)}: %{{z:.{precision}f}}<extra></extra>"
         ),
     )
-    shapes = []
-    if highlight_row is not None and 0 <= highlight_row < n_y:
-        shapes.append(
-            dict(
-                type="rect",
-                x0=-0.5,
-                x1=n_x - 0.5,
-                y0=highlight_row - 0.5,
-                y1=highlight_row + 0.5,
-                line=dict(color=HIGHLIGHT, width=3),
-            )
-        )
-    side = max(260, min(900, 28 * max(n_x, n_y) + 140))
-    column_px = (PLOT_PX - 120) / max(n_x, 1)
-    rotate = any(text_px(html.unescape(s)) + 4 > column_px for s in xs)
-    # The x axis sits on top (read like a matrix), so the title needs room above its labels.
-    top = 60 + (40 if x_title else 0) + (40 if title else 0) + (30 if rotate else 0)
-    layout = dict(
-        title=dict(text=escape_label(title), y=0.99, yanchor="top"),
-        font=FONT,
-        shapes=shapes,
-        uniformtext=UNIFORM_TEXT,
-        height=(height or side) + top - 60,
-        margin=dict(l=10, r=10, t=top, b=10),
-        # rotate the input labels only when they cannot stand upright in their column
-        xaxis=dict(
-            type="category",
-            side="top",
-            title=dict(text=escape_label(x_title)),
-            tickangle=-45 if rotate else 0,
-            tickmode="array",
-            tickvals=xs,
-            ticktext=xs,
-        ),
-        yaxis=dict(type="category", autorange="reversed", title=dict(text=escape_label(y_title))),
-    )
+    layout = _heatmap_layout(xs, n_x, n_y, title, x_title, y_title, height, _row_box(highlight_row, n_x, n_y))
     return figure([trace], layout)
 
 

@@ -255,6 +255,74 @@ def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
     return layout(fig, "", 340, margin=dict(t=30), legend=dict(orientation="h", y=-0.25))
 
 
+def _cell_suffix(l: int, h: int, H: int) -> str:
+    """The axis suffix of layer l, head h's cell in layer_head_grid ("" for the first, then "2", ...)."""
+    n = l * H + h + 1
+    return "" if n == 1 else str(n)
+
+
+def _cell_axes(l: int, h: int, s: str, w: float, h_: float, gx: float, gy: float) -> dict:
+    """x and y axes of one cell of the grid: its paper domain, with no ticks or grid."""
+    bare = dict(showticklabels=False, ticks="", showgrid=False, zeroline=False)
+    return {
+        f"xaxis{s}": dict(
+            domain=[max(0.0, h * (w + gx)), min(1.0, h * (w + gx) + w)],
+            anchor=f"y{s}",
+            **bare,
+        ),
+        f"yaxis{s}": dict(
+            domain=[max(0.0, 1 - (l * (h_ + gy) + h_)), min(1.0, 1 - l * (h_ + gy))],
+            anchor=f"x{s}",
+            **bare,
+            autorange="reversed",
+        ),
+    }
+
+
+def _grid_notes(L: int, H: int, w: float, h_: float, gx: float, gy: float, layer_word: str) -> list[dict]:
+    """Head numbers along the top, "layer l" down the right side."""
+    notes = [
+        dict(text=str(h), x=h * (w + gx) + w / 2, y=1.0, xref="paper", yref="paper", yanchor="bottom", showarrow=False)
+        for h in range(H)
+    ]
+    notes += [
+        dict(
+            text=f"{layer_word} {l}",
+            x=1.0,
+            y=1 - l * (h_ + gy) - h_ / 2,
+            xref="paper",
+            yref="paper",
+            xanchor="left",
+            textangle=90,
+            showarrow=False,
+        )
+        for l in range(L)
+    ]
+    return notes
+
+
+def _selected_box(selected: tuple[int, int] | None, L: int, H: int) -> list[dict]:
+    """A frame around the selected head's cell (none when nothing, or nothing in range, is selected)."""
+    if selected is None:
+        return []
+    l, h = selected
+    if not (0 <= l < L and 0 <= h < H):
+        return []
+    s = _cell_suffix(l, h, H)
+    return [
+        dict(
+            type="rect",
+            xref=f"x{s} domain",
+            yref=f"y{s} domain",
+            x0=-0.04,
+            x1=1.04,
+            y0=-0.04,
+            y1=1.04,
+            line=dict(color=HIGHLIGHT, width=3),
+        )
+    ]
+
+
 def layer_head_grid(
     enc: Encoding, *, selected: tuple[int, int] | None = None, labels: dict[str, str] | None = None
 ) -> go.Figure:
@@ -275,25 +343,8 @@ def layer_head_grid(
     q_word, k_word = escape_label(lab["query"]), escape_label(lab["key"])
     for l in range(L):
         for h in range(H):
-            n = l * H + h + 1
-            s = "" if n == 1 else str(n)
-            layout[f"xaxis{s}"] = dict(
-                domain=[max(0.0, h * (w + gx)), min(1.0, h * (w + gx) + w)],
-                anchor=f"y{s}",
-                showticklabels=False,
-                ticks="",
-                showgrid=False,
-                zeroline=False,
-            )
-            layout[f"yaxis{s}"] = dict(
-                domain=[max(0.0, 1 - (l * (h_ + gy) + h_)), min(1.0, 1 - l * (h_ + gy))],
-                anchor=f"x{s}",
-                showticklabels=False,
-                ticks="",
-                showgrid=False,
-                zeroline=False,
-                autorange="reversed",
-            )
+            s = _cell_suffix(l, h, H)
+            layout.update(_cell_axes(l, h, s, w, h_, gx, gy))
             data.append(
                 dict(
                     type="heatmap",
@@ -310,43 +361,12 @@ def layer_head_grid(
                     ),
                 )
             )
-    notes = [
-        dict(text=str(h), x=h * (w + gx) + w / 2, y=1.0, xref="paper", yref="paper", yanchor="bottom", showarrow=False)
-        for h in range(H)
-    ]
-    notes += [
-        dict(
-            text=f"{layer_word} {l}",
-            x=1.0,
-            y=1 - l * (h_ + gy) - h_ / 2,
-            xref="paper",
-            yref="paper",
-            xanchor="left",
-            textangle=90,
-            showarrow=False,
-        )
-        for l in range(L)
-    ]
-    shapes = []
-    if selected is not None:
-        l, h = selected
-        if 0 <= l < L and 0 <= h < H:
-            n = l * H + h + 1
-            s = "" if n == 1 else str(n)
-            shapes.append(
-                dict(
-                    type="rect",
-                    xref=f"x{s} domain",
-                    yref=f"y{s} domain",
-                    x0=-0.04,
-                    x1=1.04,
-                    y0=-0.04,
-                    y1=1.04,
-                    line=dict(color=HIGHLIGHT, width=3),
-                )
-            )
     layout.update(
-        annotations=notes, shapes=shapes, font=FONT, height=max(300, 70 * L + 60), margin=dict(l=10, r=40, t=40, b=10)
+        annotations=_grid_notes(L, H, w, h_, gx, gy, layer_word),
+        shapes=_selected_box(selected, L, H),
+        font=FONT,
+        height=max(300, 70 * L + 60),
+        margin=dict(l=10, r=40, t=40, b=10),
     )
     return figure(data, layout)
 
@@ -424,6 +444,61 @@ def rollout_figure(
     return fig
 
 
+def _projection_panel(
+    r: int, mat: np.ndarray, title: str, toks: list[str], hover: str, *, few: bool, top: float, hgt: float
+) -> tuple[dict, dict, dict]:
+    """One of projection_figure's stacked heatmaps (r = 0: Concat, 1: the projection), with its top at
+    ``top`` of the paper: the trace, its x and y axes, and its title; ``few``: token labels per cell."""
+    s = "" if r == 0 else "2"
+    T = len(toks)
+    lim = float(np.abs(mat).max()) or 1.0
+    trace = dict(
+        type="heatmap",
+        z=mat.astype(np.float32),
+        colorscale=DIVERGING,
+        reversescale=True,
+        zmid=0,
+        zmin=-lim,
+        zmax=lim,
+        showscale=False,
+        xaxis=f"x{s}",
+        yaxis=f"y{s}",
+        hovertemplate=hover,
+    )
+    if few:
+        trace["customdata"] = np.array(toks, dtype=object)[:, None].repeat(mat.shape[1], 1)
+    axes = {
+        f"xaxis{s}": dict(domain=[0, 1], anchor=f"y{s}"),
+        f"yaxis{s}": dict(
+            domain=[max(0.0, top - hgt), min(1.0, top)],
+            anchor=f"x{s}",
+            autorange="reversed",
+            **(dict(tickmode="array", tickvals=list(range(T)), ticktext=toks) if few else {}),
+        ),
+    }
+    note = dict(
+        text=title, x=0.5, y=top, xref="paper", yref="paper", yanchor="bottom", showarrow=False, font=dict(size=14)
+    )
+    return trace, axes, note
+
+
+def _head_boundaries(p: ProjectionExplanation) -> list[dict]:
+    """A vertical line between consecutive heads' d_k columns of Concat."""
+    return [
+        dict(
+            type="line",
+            xref="x",
+            yref="y domain",
+            x0=h * p.d_k - 0.5,
+            x1=h * p.d_k - 0.5,
+            y0=0,
+            y1=1,
+            line=dict(color="black", width=1),
+        )
+        for h in range(1, p.num_heads)
+    ]
+
+
 def projection_figure(p: ProjectionExplanation, *, labels: dict[str, str] | None = None) -> go.Figure:
     """Concat(head_1..head_h) (T × h·d_k) → · W^O (h·d_k × d_model) → (T × d_model), real values.
 
@@ -454,58 +529,12 @@ def projection_figure(p: ProjectionExplanation, *, labels: dict[str, str] | None
     hgt = (1 - gap) / 2
     data, layout, notes = [], {}, []
     for r, mat in enumerate((p.concat, p.projected)):
-        s = "" if r == 0 else "2"
-        lim = float(np.abs(mat).max()) or 1.0
-        trace = dict(
-            type="heatmap",
-            z=mat.astype(np.float32),
-            colorscale=DIVERGING,
-            reversescale=True,
-            zmid=0,
-            zmin=-lim,
-            zmax=lim,
-            showscale=False,
-            xaxis=f"x{s}",
-            yaxis=f"y{s}",
-            hovertemplate=hover,
-        )
-        if few:
-            trace["customdata"] = np.array(toks, dtype=object)[:, None].repeat(mat.shape[1], 1)
+        trace, axes, note = _projection_panel(r, mat, titles[r], toks, hover, few=few, top=1 - r * (hgt + gap), hgt=hgt)
         data.append(trace)
-        top = 1 - r * (hgt + gap)
-        layout[f"xaxis{s}"] = dict(domain=[0, 1], anchor=f"y{s}")
-        layout[f"yaxis{s}"] = dict(
-            domain=[max(0.0, top - hgt), min(1.0, top)],
-            anchor=f"x{s}",
-            autorange="reversed",
-            **(dict(tickmode="array", tickvals=list(range(T)), ticktext=toks) if few else {}),
-        )
-        notes.append(
-            dict(
-                text=titles[r],
-                x=0.5,
-                y=top,
-                xref="paper",
-                yref="paper",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=14),
-            )
-        )
+        layout.update(axes)
+        notes.append(note)
     layout["xaxis2"]["title"] = dict(text=escape_label(lab["dim"]))
-    shapes = [
-        dict(
-            type="line",
-            xref="x",
-            yref="y domain",
-            x0=h * p.d_k - 0.5,
-            x1=h * p.d_k - 0.5,
-            y0=0,
-            y1=1,
-            line=dict(color="black", width=1),
-        )
-        for h in range(1, p.num_heads)
-    ]
+    shapes = _head_boundaries(p)
     layout.update(
         annotations=notes,
         shapes=shapes,

@@ -119,13 +119,13 @@ Write the first step here.
 
 def new_lesson(
     slug: str,
-    title_zh: str,
-    title_en: str,
+    titles: dict[str, str],
     section: str | None = None,
     order: int | None = None,
     lessons_dir: Path | None = None,
 ) -> Path:
-    """Create lessons/<NN-slug>/ with a lesson.toml and both texts, each showing every feature."""
+    """Create lessons/<NN-slug>/ with a lesson.toml and both texts, each showing every feature;
+    ``titles`` holds the title in each language of MD_TEMPLATE (zh-TW, en)."""
     lessons_dir = lessons_dir_default() if lessons_dir is None else lessons_dir
     if not ID_RE.match(slug):
         raise ValueError(f"the slug must be lowercase letters, digits and '-', got {slug!r}")
@@ -149,16 +149,13 @@ def new_lesson(
         section=section,
         sections=", ".join(sections),
         py=slug.replace("-", "_"),
-        title_zh=toml_string(title_zh),
-        title_en=toml_string(title_en),
+        title_zh=toml_string(titles["zh-TW"]),
+        title_en=toml_string(titles["en"]),
     )
     (folder / "lesson.toml").write_text(toml, encoding="utf-8")
-    (folder / "en.md").write_text(
-        MD_TEMPLATE["en"].format(title=_one_line(title_en), widget_example=WIDGET_EXAMPLE), encoding="utf-8"
-    )
-    (folder / "zh-TW.md").write_text(
-        MD_TEMPLATE["zh-TW"].format(title=_one_line(title_zh), widget_example=WIDGET_EXAMPLE), encoding="utf-8"
-    )
+    for lang, template in MD_TEMPLATE.items():
+        text = template.format(title=_one_line(titles[lang]), widget_example=WIDGET_EXAMPLE)
+        (folder / f"{lang}.md").write_text(text, encoding="utf-8")
     return folder
 
 

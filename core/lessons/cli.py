@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.cmd == "new":
         try:
-            folder = new_lesson(args.slug, args.title_zh, args.title_en, args.section, args.order)
+            folder = new_lesson(args.slug, {"zh-TW": args.title_zh, "en": args.title_en}, args.section, args.order)
         except (ValueError, FileExistsError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1

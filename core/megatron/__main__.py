@@ -83,7 +83,14 @@ def run(args) -> dict:
         return calc.params(args.layers, args.hidden, args.vocab, args.seq)
     if args.what == "flops":
         return calc.flops(
-            args.layers, args.hidden, args.vocab, args.seq, args.batch, args.tokens, args.gpus, args.tflops
+            args.layers,
+            args.hidden,
+            args.vocab,
+            args.seq,
+            args.batch,
+            tokens=args.tokens,
+            gpus=args.gpus,
+            tflops=args.tflops,
         )
     if args.what == "memory":
         return calc.zero_memory(args.params, args.dp, args.zero_stage)

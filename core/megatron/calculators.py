@@ -70,6 +70,7 @@ def flops(
     vocab: int,
     seq: int,
     batch: int,
+    *,
     tokens: float | None = None,
     gpus: int | None = None,
     tflops: float | None = None,

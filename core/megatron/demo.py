@@ -211,6 +211,157 @@ def _failure(base: dict, started: float, code: str, params: dict, error: str, de
 # ---------------------------------------------------------------- the demo
 
 
+class _Failed(Exception):
+    """Carries a failed run's result (from _failure) out of the step that found the failure."""
+
+    def __init__(self, result: dict):
+        super().__init__(result["error"])
+        self.result = result
+
+
+def _new_run_dir(ranks: int, started: float) -> Path:
+    """A private folder for the run, with a tmp/ of its own."""
+    try:
+        run_dir = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{_owner_tag()}-"))
+        (run_dir / "tmp").mkdir()
+    except OSError as exc:
+        code = "demo_disk_full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "demo_start_failed"
+        raise _Failed(
+            _failure(
+                {"ranks": ranks},
+                started,
+                code,
+                {"folder": tempfile.gettempdir(), "reason": exc.strerror},
+                f"could not create the demo's folder ({exc})",
+                timed_out=False,
+            )
+        ) from exc
+    return run_dir
+
+
+def _torchrun_command(
+    python: str | None, run_dir: Path, ranks: int, seed: int, fault: str, fault_rank: int
+) -> list[str]:
+    """This module as torchrun, starting ``ranks`` copies of this module as workers."""
+    me = [python or sys.executable, "-m", "core.megatron.demo"]
+    return me + [
+        "--as-torchrun",
+        "--standalone",
+        "--nnodes=1",
+        f"--nproc-per-node={ranks}",
+        "--max-restarts=0",
+        "--monitor-interval=0.05",
+        f"--log-dir={run_dir / 'logs'}",
+        "-m",
+        "core.megatron.demo",
+        "--as-worker",
+        "--out",
+        str(run_dir),
+        "--seed",
+        str(seed),
+        "--fault",
+        fault,
+        "--fault-rank",
+        str(fault_rank),
+    ]
+
+
+def _worker_env(run_dir: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env["PYTHONUNBUFFERED"] = "1"
+    env["TMPDIR"] = str(run_dir / "tmp")  # torchelastic_* and any other temporary file
+    env[PARENT_ENV] = str(os.getpid())
+    return env
+
+
+def _start(cmd: list[str], env: dict, base: dict, started: float) -> subprocess.Popen:
+    # stderr through a pipe, not a file: on a full disk it is the only place the reason survives
+    try:
+        return subprocess.Popen(
+            cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+    except OSError as exc:
+        raise _Failed(
+            _failure(
+                base,
+                started,
+                "demo_start_failed",
+                {"reason": exc.strerror or str(exc)},
+                f"could not start torchrun ({exc})",
+                timed_out=False,
+            )
+        ) from exc
+
+
+def _wait(proc: subprocess.Popen, run_dir: Path, base: dict, started: float, timeout: float) -> str:
+    """torchrun's stderr once it exits; past ``timeout`` every process of the run is killed.
+    Records the rendezvous port in ``base`` (0 where none was seen)."""
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: chunks.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    port, deadline = None, time.monotonic() + timeout
+    while proc.poll() is None:
+        if port is None:
+            port = _listening_port(proc.pid)
+        if time.monotonic() > deadline:
+            _kill_tree(proc, run_dir)
+            reader.join(5)
+            base.update(port=port or 0, port_free=port is None or port_is_free(port))
+            raise _Failed(
+                _failure(
+                    base,
+                    started,
+                    "demo_timeout",
+                    {"timeout": f"{timeout:g}", "ranks": base["ranks"]},
+                    f"the workers did not finish within {timeout:g} s (a rank hung or is "
+                    f"waiting for a peer); all {base['ranks']} worker(s) and torchrun were killed",
+                    timed_out=True,
+                )
+            )
+        time.sleep(0.02)
+    reader.join(5)
+    base.update(port=port or 0)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def _rank_results(proc: subprocess.Popen, stderr: str, run_dir: Path, base: dict, started: float) -> list[dict]:
+    """Every rank's result file, or the failure: a worker that failed, or a file that cannot be read."""
+    port = base["port"] or None
+    files = sorted(run_dir.glob("rank*.json"), key=lambda p: int(p.stem[4:]))
+    if proc.returncode != 0 or len(files) != base["ranks"]:
+        _kill_tree(proc, run_dir)
+        code, params, reason = diagnose(stderr, run_dir, proc.returncode)
+        base.update(port_free=port is None or port_is_free(port))
+        raise _Failed(
+            _failure(
+                base,
+                started,
+                code,
+                params,
+                f"a worker failed (torchrun exit code {proc.returncode}): {reason}",
+                detail=stderr[-2000:],
+                timed_out=False,
+                returncode=proc.returncode,
+                stderr_tail=stderr[-2000:],
+            )
+        )
+    try:
+        return [json.loads(f.read_text()) for f in files]
+    except (OSError, ValueError) as exc:
+        raise _Failed(
+            _failure(
+                base,
+                started,
+                "demo_worker_failed",
+                {"rank": "?", "reason": type(exc).__name__},
+                f"a worker's result could not be read ({exc})",
+                timed_out=False,
+            )
+        ) from exc
+
+
 def run_demo(
     ranks: int = 2,
     timeout: float = 60.0,
@@ -232,114 +383,20 @@ def run_demo(
         )
     reap_orphans()
     try:
-        run_dir = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{_owner_tag()}-"))
-        (run_dir / "tmp").mkdir()
-    except OSError as exc:
-        code = "demo_disk_full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "demo_start_failed"
-        return _failure(
-            {"ranks": ranks},
-            started,
-            code,
-            {"folder": tempfile.gettempdir(), "reason": exc.strerror},
-            f"could not create the demo's folder ({exc})",
-            timed_out=False,
-        )
-    me = [python or sys.executable, "-m", "core.megatron.demo"]
-    cmd = me + [
-        "--as-torchrun",
-        "--standalone",
-        "--nnodes=1",
-        f"--nproc-per-node={ranks}",
-        "--max-restarts=0",
-        "--monitor-interval=0.05",
-        f"--log-dir={run_dir / 'logs'}",
-        "-m",
-        "core.megatron.demo",
-        "--as-worker",
-        "--out",
-        str(run_dir),
-        "--seed",
-        str(seed),
-        "--fault",
-        fault,
-        "--fault-rank",
-        str(fault_rank),
-    ]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.setdefault("OMP_NUM_THREADS", "1")
-    env["PYTHONUNBUFFERED"] = "1"
-    env["TMPDIR"] = str(run_dir / "tmp")  # torchelastic_* and any other temporary file
-    env[PARENT_ENV] = str(os.getpid())
+        run_dir = _new_run_dir(ranks, started)
+    except _Failed as failed:
+        return failed.result
+    cmd = _torchrun_command(python, run_dir, ranks, seed, fault, fault_rank)
     base = {"ranks": ranks, "command": "torchrun " + " ".join(cmd[4:])}
     try:
-        # stderr through a pipe, not a file: on a full disk it is the only place the reason survives
-        try:
-            proc = subprocess.Popen(
-                cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-            )
-        except OSError as exc:
-            return _failure(
-                base,
-                started,
-                "demo_start_failed",
-                {"reason": exc.strerror or str(exc)},
-                f"could not start torchrun ({exc})",
-                timed_out=False,
-            )
-        chunks: list[bytes] = []
-        reader = threading.Thread(target=lambda: chunks.append(proc.stderr.read()), daemon=True)
-        reader.start()
-        port, deadline = None, time.monotonic() + timeout
-        while proc.poll() is None:
-            if port is None:
-                port = _listening_port(proc.pid)
-            if time.monotonic() > deadline:
-                _kill_tree(proc, run_dir)
-                reader.join(5)
-                base.update(port=port or 0, port_free=port is None or port_is_free(port))
-                return _failure(
-                    base,
-                    started,
-                    "demo_timeout",
-                    {"timeout": f"{timeout:g}", "ranks": ranks},
-                    f"the workers did not finish within {timeout:g} s (a rank hung or is "
-                    f"waiting for a peer); all {ranks} worker(s) and torchrun were killed",
-                    timed_out=True,
-                )
-            time.sleep(0.02)
-        reader.join(5)
-        stderr = b"".join(chunks).decode(errors="replace")
-        base.update(port=port or 0)
-        files = sorted(run_dir.glob("rank*.json"), key=lambda p: int(p.stem[4:]))
-        if proc.returncode != 0 or len(files) != ranks:
-            _kill_tree(proc, run_dir)
-            code, params, reason = diagnose(stderr, run_dir, proc.returncode)
-            base.update(port_free=port is None or port_is_free(port))
-            return _failure(
-                base,
-                started,
-                code,
-                params,
-                f"a worker failed (torchrun exit code {proc.returncode}): {reason}",
-                detail=stderr[-2000:],
-                timed_out=False,
-                returncode=proc.returncode,
-                stderr_tail=stderr[-2000:],
-            )
-        try:
-            per_rank = [json.loads(f.read_text()) for f in files]
-        except (OSError, ValueError) as exc:
-            return _failure(
-                base,
-                started,
-                "demo_worker_failed",
-                {"rank": "?", "reason": type(exc).__name__},
-                f"a worker's result could not be read ({exc})",
-                timed_out=False,
-            )
+        proc = _start(cmd, _worker_env(run_dir), base, started)
+        stderr = _wait(proc, run_dir, base, started, timeout)
+        per_rank = _rank_results(proc, stderr, run_dir, base, started)
+    except _Failed as failed:
+        return failed.result
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+    port = base["port"] or None
     result = merge(per_rank)
     if not result["ok"]:
         worst = max(list(result["max_abs_diff"].values()) + list(result["embedding"]["max_abs_diff"].values()))

@@ -59,12 +59,18 @@ def _shard(name: str, full_shape, dim: int, ranges: list[tuple[int, int]], local
     }
 
 
-class ColumnParallelLinear(nn.Module):
-    """Y_i = X A_i^T + b_i, with A split along its output features (rows of the torch weight).
+class _ParallelLinear(nn.Module):
+    """A linear layer Y = X A^T + b with A split across ranks along ``split_dim`` of the torch weight
+    (0: output features, 1: input features). Each rank keeps its slice of A, the index ranges it
+    holds, A's global shape, and a name and f/g site for the shard map and the collectives log.
 
-    groups > 1 treats the output as that many equal blocks, each split across ranks: the fused
-    query/key/value weight [W_Q; W_K; W_V] gives each rank its own heads of Q, K and V.
+    groups > 1 treats the split dimension as that many equal blocks, each split across ranks.
+    b follows A's output features: split with them, otherwise kept whole on every rank.
     """
+
+    split_dim: int
+    default_name: str
+    default_site: str
 
     def __init__(
         self,
@@ -72,58 +78,63 @@ class ColumnParallelLinear(nn.Module):
         bias: torch.Tensor,
         rank: int,
         world_size: int,
+        *,
         groups: int = 1,
-        name: str = "column",
-        site: str = "f",
+        name: str | None = None,
+        site: str | None = None,
     ):
         super().__init__()
-        out_features, in_features = weight.shape
-        block = out_features // groups
+        self.full_shape = tuple(weight.shape)  # (out, in)
+        block = weight.shape[self.split_dim] // groups
         self.ranges = []
         for g in range(groups):
             lo, hi = _split(block, rank, world_size)
             self.ranges.append((g * block + lo, g * block + hi))
-        rows = torch.cat([torch.arange(lo, hi) for lo, hi in self.ranges]).to(weight.device)
-        self.weight = nn.Parameter(weight.detach()[rows].clone())  # (out/t, in)
-        self.bias = nn.Parameter(bias.detach()[rows].clone())  # (out/t,)
-        self.full_shape = (out_features, in_features)
-        self.name, self.site = name, site
+        index = torch.cat([torch.arange(lo, hi) for lo, hi in self.ranges]).to(weight.device)
+        self.weight = nn.Parameter(weight.detach().index_select(self.split_dim, index).clone())
+        local_bias = bias.detach()[index] if self._bias_split else bias.detach()
+        self.bias = nn.Parameter(local_bias.clone())
+        self.name = name or self.default_name
+        self.site = site or self.default_site
+
+    @property
+    def _bias_split(self) -> bool:
+        return self.split_dim == 0
+
+    def shards(self) -> list[dict]:
+        bias_ranges = self.ranges if self._bias_split else [(0, self.full_shape[0])]
+        return [
+            _shard(f"{self.name}.weight", self.full_shape, self.split_dim, self.ranges, self.weight.shape),
+            _shard(
+                f"{self.name}.bias", self.full_shape[:1], 0 if self._bias_split else None, bias_ranges, self.bias.shape
+            ),
+        ]
+
+
+class ColumnParallelLinear(_ParallelLinear):
+    """Y_i = X A_i^T + b_i, with A split along its output features (rows of the torch weight).
+
+    groups > 1: the fused query/key/value weight [W_Q; W_K; W_V] gives each rank its own heads of Q, K and V.
+    """
+
+    split_dim = 0
+    default_name = "column"
+    default_site = "f"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = copy_to_tensor_model_parallel_region(x, self.site)  # f: identity now, all-reduce in backward
         return F.linear(x, self.weight, self.bias)  # (..., out/t)
 
-    def shards(self) -> list[dict]:
-        return [
-            _shard(f"{self.name}.weight", self.full_shape, 0, self.ranges, self.weight.shape),
-            _shard(f"{self.name}.bias", self.full_shape[:1], 0, self.ranges, self.bias.shape),
-        ]
 
+class RowParallelLinear(_ParallelLinear):
+    """Y = sum_i X_i A_i^T + b, with A split along its input features; input already split.
+    The bias is added once, after the reduction; every rank keeps a full copy."""
 
-class RowParallelLinear(nn.Module):
-    """Y = sum_i X_i A_i^T + b, with A split along its input features; input already split."""
-
-    def __init__(
-        self,
-        weight: torch.Tensor,
-        bias: torch.Tensor,
-        rank: int,
-        world_size: int,
-        name: str = "row",
-        site: str = "g",
-        in_groups: int = 1,
-    ):
-        super().__init__()
-        out_features, in_features = weight.shape
-        lo, hi = _split(in_features, rank, world_size)
-        self.ranges = [(lo, hi)]
-        self.weight = nn.Parameter(weight.detach()[:, lo:hi].clone())  # (out, in/t)
-        # The bias is added once, after the reduction; every rank keeps a full copy.
-        self.bias = nn.Parameter(bias.detach().clone())  # (out,)
-        self.full_shape = (out_features, in_features)
-        self.name, self.site = name, site
-        self.last_partial: torch.Tensor | None = None
-        self.last_reduced: torch.Tensor | None = None
+    split_dim = 1
+    default_name = "row"
+    default_site = "g"
+    last_partial: torch.Tensor | None = None
+    last_reduced: torch.Tensor | None = None
 
     def forward(self, x_i: torch.Tensor) -> torch.Tensor:
         partial = F.linear(x_i, self.weight)  # (..., out): this rank's X_i A_i^T
@@ -131,12 +142,6 @@ class RowParallelLinear(nn.Module):
         y = reduce_from_tensor_model_parallel_region(partial, self.site)  # g: sum over ranks
         self.last_reduced = y.detach()
         return y + self.bias
-
-    def shards(self) -> list[dict]:
-        return [
-            _shard(f"{self.name}.weight", self.full_shape, 1, self.ranges, self.weight.shape),
-            _shard(f"{self.name}.bias", self.full_shape[:1], None, [(0, self.full_shape[0])], self.bias.shape),
-        ]
 
 
 class VocabParallelEmbedding(nn.Module):

@@ -52,23 +52,10 @@ def _parse(argv):
     return ap.parse_args(argv)
 
 
-def _run(args, rank: int) -> int:
-    world = int(os.environ["WORLD_SIZE"])
-    local_rank = int(os.environ.get("LOCAL_RANK", rank))
-    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
-
+def _init_process_group(local_rank: int, local_world: int):
+    """(device, backend, use_cuda): nccl with one GPU per rank, else gloo on the CPU."""
     import torch
     import torch.distributed as dist
-    import torch.nn.functional as F
-
-    from core.megatron.layers import (
-        LayerConfig,
-        ParallelTransformerLayer,
-        VocabParallelEmbedding,
-        build_reference,
-        gradient_diffs,
-    )
-    from core.megatron.mappings import COLLECTIVE_LOG, clear_log
 
     torch.set_num_threads(1)
     # nccl needs one GPU per rank; with fewer GPUs than ranks on this node, fall back to gloo on CPU.
@@ -87,16 +74,24 @@ def _run(args, rank: int) -> int:
     if use_cuda:
         init["device_id"] = device
     dist.init_process_group(**init)
+    return device, backend, use_cuda
 
+
+def _inject_fault(args, rank: int, world: int) -> None:
     if args.fault != "none" and rank == args.fault_rank % world:
         if args.fault == "crash":
             raise RuntimeError(f"injected crash on rank {rank}")
         while True:  # injected hang: the other ranks wait for us inside their first all-reduce
             time.sleep(1)
 
-    cfg = LayerConfig(hidden=args.hidden, heads=args.heads, ffn=4 * args.hidden, seq=args.seq, batch=args.batch)
-    cfg.check(world)
-    ref, x, dy, emb, ids = build_reference(cfg, args.seed, device)
+
+def _layer_check(ref, x, dy, rank: int, world: int, device, use_cuda: bool) -> dict:
+    """The parallel transformer layer against the unsharded one: output, gradients, the
+    partial sums before each g, the step's time and its collectives."""
+    import torch
+
+    from core.megatron.layers import ParallelTransformerLayer, gradient_diffs
+    from core.megatron.mappings import COLLECTIVE_LOG, clear_log
 
     # The unsharded reference, on every rank (it is small).
     x_ref = x.clone().requires_grad_(True)
@@ -122,8 +117,24 @@ def _run(args, rank: int) -> int:
     partials = {}
     for site, row in (("attention.g", par.attention.dense), ("mlp.g", par.mlp.dense_4h_to_h)):
         partials[site] = {"partial": _summary(row.last_partial), "reduced": _summary(row.last_reduced)}
+    return {
+        "step_ms": step_ms,
+        "max_abs_diff": diffs,
+        "shards": par.shards(),
+        "partials": partials,
+        "output": _summary(y),
+        "collectives": layer_log,
+    }
 
-    # VocabParallelEmbedding: each rank looks up only the ids in its vocabulary range.
+
+def _embedding_check(emb, ids, rank: int, world: int, device) -> dict:
+    """VocabParallelEmbedding: each rank looks up only the ids in its vocabulary range."""
+    import torch
+    import torch.nn.functional as F
+
+    from core.megatron.layers import VocabParallelEmbedding
+    from core.megatron.mappings import COLLECTIVE_LOG, clear_log
+
     clear_log()
     table = emb.clone().requires_grad_(True)
     e_ref = F.embedding(ids, table)  # (b, s, h)
@@ -134,7 +145,7 @@ def _run(args, rank: int) -> int:
     e_par.backward(g_out)
     emb_log = [c.to_dict() for c in COLLECTIVE_LOG]
     in_range = (ids >= vpe.vocab_start) & (ids < vpe.vocab_end)
-    embedding = {
+    return {
         "vocab_range": [vpe.vocab_start, vpe.vocab_end],
         "tokens_here": int(in_range.sum()),
         "max_abs_diff": {
@@ -145,25 +156,41 @@ def _run(args, rank: int) -> int:
         "collectives": emb_log,
     }
 
+
+def _write_result(out: str, rank: int, result: dict) -> None:
+    tmp = os.path.join(out, f"rank{rank}.json.tmp")
+    with open(tmp, "w") as fh:
+        json.dump(result, fh)
+    os.replace(tmp, os.path.join(out, f"rank{rank}.json"))
+
+
+def _run(args, rank: int) -> int:
+    world = int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", rank))
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+
+    import torch
+    import torch.distributed as dist
+
+    from core.megatron.layers import LayerConfig, build_reference
+
+    device, backend, use_cuda = _init_process_group(local_rank, local_world)
+    _inject_fault(args, rank, world)
+
+    cfg = LayerConfig(hidden=args.hidden, heads=args.heads, ffn=4 * args.hidden, seq=args.seq, batch=args.batch)
+    cfg.check(world)
+    ref, x, dy, emb, ids = build_reference(cfg, args.seed, device)
     result = {
         "rank": rank,
         "world_size": world,
         "backend": backend,
         "device": str(device),
         "config": cfg.__dict__,
-        "step_ms": step_ms,
-        "max_abs_diff": diffs,
-        "shards": par.shards(),
-        "partials": partials,
-        "output": _summary(y),
-        "collectives": layer_log,
-        "embedding": embedding,
+        **_layer_check(ref, x, dy, rank, world, device, use_cuda),
+        "embedding": _embedding_check(emb, ids, rank, world, device),
         "torch": torch.__version__,
     }
-    tmp = os.path.join(args.out, f"rank{rank}.json.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(result, fh)
-    os.replace(tmp, os.path.join(args.out, f"rank{rank}.json"))
+    _write_result(args.out, rank, result)
     dist.destroy_process_group()
     return 0
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from .tasks import TASKS
 from .train import CHECKPOINT_DIR, TrainConfig, set_threads, train_and_save
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m core.seq2seq")
     sub = ap.add_subparsers(dest="cmd", required=True)
     tr = sub.add_parser("train", help="train one model and write its checkpoint + manifest entry")
@@ -37,31 +38,38 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="write the re-measured evaluation fields back into manifest.json (training fields stay)",
     )
-    args = ap.parse_args(argv)
+    return ap
 
-    if args.cmd == "train":
-        cfg = TrainConfig(
-            steps=args.steps,
-            batch_size=args.batch_size,
-            lr=args.lr,
-            seed=args.seed,
-            patience=args.patience,
-            target_acc=args.target_acc,
-            max_seconds=args.max_seconds,
-            threads=args.threads,
-        )
 
-        def show(p):
-            if not args.quiet:
-                acc = "" if p.valid_acc is None else f"  valid exact match {p.valid_acc:.4f}"
-                print(f"step {p.step:5d}/{p.total_steps}  loss {p.loss:.4f}{acc}  {p.seconds:6.1f} s", flush=True)
+def _train_cmd(args) -> int:
+    given = vars(args)
+    cfg = TrainConfig(**{f.name: given[f.name] for f in dataclasses.fields(TrainConfig) if f.name in given})
 
-        set_threads(args.threads)
-        entry = train_and_save(args.task, args.attention, cfg, args.out, on_progress=show)
-        keep = ("file", "heldout_exact_match", "heldout_n", "train_seconds", "steps", "device", "bytes")
-        print(json.dumps({k: entry[k] for k in keep}, indent=2))
-        return 0
+    def show(p):
+        if not args.quiet:
+            acc = "" if p.valid_acc is None else f"  valid exact match {p.valid_acc:.4f}"
+            print(f"step {p.step:5d}/{p.total_steps}  loss {p.loss:.4f}{acc}  {p.seconds:6.1f} s", flush=True)
 
+    set_threads(args.threads)
+    entry = train_and_save(args.task, args.attention, cfg, args.out, on_progress=show)
+    keep = ("file", "heldout_exact_match", "heldout_n", "train_seconds", "steps", "device", "bytes")
+    print(json.dumps({k: entry[k] for k in keep}, indent=2))
+    return 0
+
+
+def _update_manifest(directory: Path, reports: list[dict]) -> None:
+    from .evaluate import manifest_fields
+    from .train import read_manifest
+
+    path = directory / "manifest.json"
+    manifest = read_manifest(path)
+    by_file = {r["file"]: r for r in reports}
+    for entry in manifest["checkpoints"]:
+        entry.update(manifest_fields(by_file[entry["file"]]))
+    path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _evaluate_cmd(args) -> int:
     import torch
 
     from .errors import CheckpointError
@@ -82,15 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {what.get(exc.code, exc.code)}. To make it again: {exc.params.get('command')}", file=sys.stderr)
         return 2
     if args.update_manifest:
-        from .evaluate import manifest_fields
-        from .train import read_manifest
-
-        path = args.dir / "manifest.json"
-        manifest = read_manifest(path)
-        by_file = {r["file"]: r for r in reports}
-        for entry in manifest["checkpoints"]:
-            entry.update(manifest_fields(by_file[entry["file"]]))
-        path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        _update_manifest(args.dir, reports)
     if args.json:
         print(json.dumps(reports, indent=2, ensure_ascii=False))
     else:
@@ -101,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             print("   by length: " + "  ".join(f"{b['lengths']}:{b['exact_match']:.2f}" for b in r["by_length"]))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return _train_cmd(args) if args.cmd == "train" else _evaluate_cmd(args)
 
 
 if __name__ == "__main__":
