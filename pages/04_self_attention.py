@@ -11,6 +11,7 @@ from ui.i18n import t
 
 P = "self-attention"
 page = lesson.LessonPage(P)
+ua.model_intro(page)
 
 
 @page.inputs("qkv")
@@ -38,11 +39,6 @@ def scaling_toggle(inp, show: bool) -> dict:
         t("self_attention.scale_toggle"), value=True, key=f"{P}.scaled", help=t("self_attention.scale_toggle_help")
     )
     return {"scaled": bool(scaled)}
-
-
-@page.widget("intro")
-def model_in_use():
-    ua.model_caption(current_bundle())
 
 
 @page.widget("qkv")

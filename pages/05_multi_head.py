@@ -12,6 +12,7 @@ from ui.i18n import t
 
 P = "multi-head"
 page = lesson.LessonPage(P)
+ua.model_intro(page)
 VIEWS = ("head", "model", "neuron")
 
 
@@ -27,11 +28,6 @@ def sentences_and_head(inp, show: bool) -> dict:
     enc = encode(bundle, text, text_b)
     empty = ua.show_notices(enc.notices, n_full=enc.n_tokens_full, cap=MAX_TOKENS) if show else "empty" in enc.notices
     return {"bundle": bundle, "text": text, "text_b": text_b, "layer": layer, "head": head, "enc": enc, "empty": empty}
-
-
-@page.widget("intro")
-def model_in_use():
-    ua.model_caption(current_bundle())
 
 
 @page.widget("many-heads")

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.widgets import MAX_CHARS
 from ui import figures, lesson
-from ui.bert import safe_name
+from ui.bert import current_bundle, safe_name
 from ui.i18n import t, t_keys
 
 PRESETS = ("p1", "p2", "p3", "p4", "p5", "p6")  # each language lists its own sentences first
@@ -111,6 +111,11 @@ def show_notices(codes, *, n_full: int | None = None, cap: int | None = None, ma
         else:
             lesson.notice(code, limit=max_chars)
     return "empty" in codes
+
+
+def model_intro(page) -> None:
+    """Lessons 4 and 5's "intro" step: which model every figure below comes from (shape and d_k)."""
+    page.widget("intro")(lambda: model_caption(current_bundle()))
 
 
 def model_caption(bundle) -> None:
