@@ -28,7 +28,10 @@ def load_rows(rows: list[dict]) -> list[str]:
     for r in rows:
         s, b, q = r["steady"], r["burst"], r.get("ratio")
         ratio = (
-            f"{q['edit_median_s'] * 1000:.0f} ms ÷ {q['forward_median_s'] * 1000:.1f} ms = {q['ratio']}×" if q else "–"
+            f"{q['edit_median_s'] * 1000:.0f} ms ÷ {q['forward_median_s'] * 1000:.1f} ms = {q['ratio']}× "
+            f"(p95 {q.get('ratio_p95', '–')}×, {q.get('tokens', '?')} tokens)"
+            if q
+            else "–"
         )
         env = f" ({', '.join(r['server_env'])})" if r.get("server_env") else ""
         out.append(
@@ -38,14 +41,20 @@ def load_rows(rows: list[dict]) -> list[str]:
                 f"{s['n']}, {fmt(s['median_s'])}, {fmt(s['p95_s'])}",
                 f"{fmt(b['median_s'])}, {fmt(b['p95_s'])}",
                 r["errors"],
-                fmt(r["first_load"]["p95_s"]),
+                f"{r['first_load']['n']} of {r['sessions']}: "
+                f"{fmt(r['first_load']['median_s'])} / {fmt(r['first_load']['p95_s'])}",
                 f"{r['rss_mb_peak']:.0f} / {r['rss_mb_end']:.0f} MB",
                 r["kb_per_edit_median"],
                 ratio,
             ]
         )
     header = ["page", "sessions", "steady: n, median, p95 (≤ 1 s)", "burst of N: median, p95 (≤ 3 s)", "errors"]
-    header += ["first load p95", "RSS peak / end (≤ 1536 MB)", "KB per edit", "idle edit ÷ forward (≤ 3×)"]
+    header += [
+        "opened: first load median / p95",
+        "RSS peak / end (≤ 1536 MB)",
+        "KB per edit",
+        "idle edit ÷ forward (≤ 3×)",
+    ]
     return table(header, out)
 
 

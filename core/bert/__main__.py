@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         dest="time_budget",
-        help="full: seconds of training, the schedule follows the clock (default 4722 unless --steps is given)",
+        help="full: seconds of training, the schedule follows the clock (default 3600 unless --steps is given)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_pretrain_cmd)
