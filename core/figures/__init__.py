@@ -12,6 +12,13 @@ import html
 from typing import Mapping, Sequence
 
 import numpy as np
+
+# pandas is imported before any figure can be built: plotly's validators look pandas up in
+# sys.modules without importing it, and on a cold server one session's thread can find the module
+# another thread is still importing ("partially initialized module 'pandas' has no attribute
+# 'Series'": lesson 5's first loads failed this way). Importing it here, under the import lock of this
+# package, means every figure builder runs after pandas is complete.
+import pandas  # noqa: F401
 import plotly.graph_objects as go
 
 # Viridis is perceptually uniform and readable with the common colour-vision deficiencies,

@@ -8,10 +8,12 @@ finished running the script. Screenshots go to artifacts/screenshots/ (git-ignor
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -37,21 +39,35 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 
 
 def start_server(port: int, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen(
-        serve_command(port),
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    """``python -m ui.serve`` on ``port``; its output goes to a log file (``proc.log_path``), never to an
+    unread pipe: a server whose pipe fills (64 KB of log) blocks in its next write, with every session
+    that logs after it (seen as lesson 5's first loads never finishing under the load benchmark)."""
+    fd, log_path = tempfile.mkstemp(prefix=f"attention-lab-{port}-", suffix=".log")
+    with os.fdopen(fd, "wb") as log:
+        proc = subprocess.Popen(
+            serve_command(port),
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    proc.log_path = log_path
+    return proc
+
+
+def server_log(proc: subprocess.Popen) -> str:
+    try:
+        return Path(proc.log_path).read_text(encoding="utf-8", errors="replace")
+    except (AttributeError, OSError):
+        return ""
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited early:\n{proc.stdout.read().decode(errors='replace')}")
+            raise RuntimeError(f"streamlit exited early:\n{server_log(proc)[-4000:]}")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
                 if r.status == 200:
@@ -70,6 +86,8 @@ def stop_server(proc: subprocess.Popen) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    with contextlib.suppress(AttributeError, OSError):
+        os.unlink(proc.log_path)
 
 
 @pytest.fixture(scope="session")
