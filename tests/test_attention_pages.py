@@ -75,9 +75,15 @@ def _shows_count(cell: str, n: int, total: int, lang: str) -> bool:
 
 def _census_cells(at, kinds=("cls", "sep", "self", "previous", "next", "broad")):
     """The census table's middle column ("this model"), one cell per kind, as the page shows it."""
-    tables = at.table
+    import re
+
+    import pandas as pd
+
+    tables = [m.value for m in at.markdown if m.value.startswith("| ")]
     assert len(tables) == 1, "one census table"
-    frame = tables[0].value
+    lines = tables[0].splitlines()
+    rows = [[re.sub(r"\\(.)", r"\1", c.strip()) for c in line.strip("|").split(" | ")] for line in lines[2:]]
+    frame = pd.DataFrame(rows)
     return dict(zip(kinds, frame.iloc[:, 1].tolist())), frame
 
 

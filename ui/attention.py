@@ -161,7 +161,7 @@ def head_census(census) -> None:
         for k in CENSUS_KINDS + ("broad",)
     ]
     st.markdown("**" + t("multi_head.census_title") + "**")
-    st.table(rows)
+    st.markdown(lesson.markdown_table(rows))
     sep_layers = " · ".join(f"{layer}: {share:.2f}" for layer, share in enumerate(census.sep_share_by_layer))
     st.caption(
         t(

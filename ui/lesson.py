@@ -139,6 +139,17 @@ def table(data, **kwargs) -> None:
         st.dataframe(data, **kwargs)
 
 
+def markdown_table(rows: list[dict]) -> str:
+    """A small table of the app's own words and numbers as Markdown (every cell through :func:`plain`):
+    one Markdown element, where ``st.table`` builds a DataFrame and an Arrow table on every rerun."""
+    if not rows:
+        return ""
+    head = list(rows[0])
+    lines = ["| " + " | ".join(plain(h) for h in head) + " |", "|" + " --- |" * len(head)]
+    lines += ["| " + " | ".join(plain(r.get(h, "")) for h in head) + " |" for r in rows]
+    return "\n".join(lines)
+
+
 # Presenter mode's keys and scrolling, run in a same-origin iframe (Streamlit runs no <script> in
 # st.html). The keydown handler (→/PageDown: Next, ←/PageUp: Previous, as a clicker sends) is put
 # on the app's document once per load and replaced on the next; keys typed into a control are left

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -114,9 +115,16 @@ class Lesson:
             return ""
 
     def steps(self, lang: str) -> list[Step]:
-        from core.lessons.markdown import split_steps
-
-        return split_steps(self.text(lang))
+        return list(_steps_of(self.text(lang)))
 
     def page_path(self) -> Path | None:
         return ROOT / self.page if self.page else None
+
+
+@functools.lru_cache(maxsize=64)
+def _steps_of(markdown: str) -> tuple[Step, ...]:
+    """Parsed steps by the text itself (steps are frozen): a page rerun reparses a lesson only when its
+    file changed, and an edited file is parsed anew because its text is a new key."""
+    from core.lessons.markdown import split_steps
+
+    return tuple(split_steps(markdown))
