@@ -71,13 +71,19 @@ def sentence_b(prefix: str, *, show: bool = True) -> str | None:
     return st.text_area(t("multi_head.text_b_label"), key=key, height=68)
 
 
+def default_layer_head(bundle) -> tuple[int, int]:
+    """Where the pickers start: layer 3, head 1, or the model's last when it has fewer."""
+    return min(DEFAULT_LAYER, bundle.num_layers - 1), min(DEFAULT_HEAD, bundle.num_heads - 1)
+
+
 def layer_head(prefix: str, bundle, *, show: bool = True) -> tuple[int, int]:
     """Layer and head pickers side by side."""
     lk, hk = f"{prefix}.layer", f"{prefix}.head"
+    layer0, head0 = default_layer_head(bundle)
     if lk not in st.session_state or st.session_state[lk] >= bundle.num_layers:
-        st.session_state[lk] = min(DEFAULT_LAYER, bundle.num_layers - 1)
+        st.session_state[lk] = layer0
     if hk not in st.session_state or st.session_state[hk] >= bundle.num_heads:
-        st.session_state[hk] = min(DEFAULT_HEAD, bundle.num_heads - 1)
+        st.session_state[hk] = head0
     if not show:
         return int(st.session_state[lk]), int(st.session_state[hk])
     left, right = st.columns(2)

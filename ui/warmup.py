@@ -22,17 +22,16 @@ _info: dict = {}
 log = get_logger(__name__)  # streamlit's handler and level (logger.level in .streamlit/config.toml)
 
 
-def _work(with_model: bool) -> None:
+def _work() -> None:
     import gc
 
     from core.device import describe
 
     _info.update(describe())
-    if with_model:
-        try:
-            _warm_model()
-        except Exception:  # noqa: BLE001 - a failed warm-up only means the first student waits
-            log.exception("warm-up of the default model failed; pages load it on first use")
+    try:
+        _warm_model()
+    except Exception:  # noqa: BLE001 - a failed warm-up only means the first student waits
+        log.exception("warm-up of the default model failed; pages load it on first use")
     # torch's and transformers' import-time objects, and the model, live as long as the process:
     # keep the collector from walking them again on every collection
     gc.freeze()
@@ -41,13 +40,13 @@ def _work(with_model: bool) -> None:
 def _warm_model() -> None:
     from core.attention import explain_head, summarize
     from core.lessons import LANGS
-    from ui.attention import DEFAULT_HEAD, DEFAULT_LAYER, PRESETS
+    from ui.attention import PRESETS, default_layer_head
     from ui.bert import get_bundle
     from ui.i18n import strings
 
     t0 = time.perf_counter()
     bundle = get_bundle("")
-    layer, head = min(DEFAULT_LAYER, bundle.num_layers - 1), min(DEFAULT_HEAD, bundle.num_heads - 1)
+    layer, head = default_layer_head(bundle)
     for lang in LANGS:
         text = strings(lang)[f"self_attention.presets.{PRESETS[0]}"]
         explain_head(bundle, text, layer, head)  # lesson 4's glass box (and the encoding under it)
@@ -56,7 +55,7 @@ def _warm_model() -> None:
     log.info("default model warm in %.1f s", _info["model_warm_s"])
 
 
-def start(with_model: bool = True) -> None:
+def start() -> None:
     """Start the warm-up once per process (ATTENTION_LAB_NO_WARMUP=1 turns it off)."""
     global _started
     if os.environ.get("ATTENTION_LAB_NO_WARMUP") == "1":
@@ -65,7 +64,7 @@ def start(with_model: bool = True) -> None:
         if _started:
             return
         _started = True
-    threading.Thread(target=_work, args=(with_model,), name="attention-lab-warmup", daemon=True).start()
+    threading.Thread(target=_work, name="attention-lab-warmup", daemon=True).start()
 
 
 def device_info() -> dict | None:

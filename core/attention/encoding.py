@@ -125,12 +125,8 @@ def _single_flight(key: tuple, lookup, make, store):
         else:
             owner = False
     if not owner:
-        done.wait()
-        with _LOCK:
-            hit = lookup()
-        if hit is not None:
-            return hit
-        return make()  # the owner failed (or its result was evicted at once): compute it here
+        done.wait()  # then it is a hit, or (the owner failed) one waiter becomes the next owner
+        return _single_flight(key, lookup, make, store)
     try:
         value = make()
         with _LOCK:
