@@ -62,7 +62,9 @@ def test_self_attention_glass_box(lang):
     shapes = _chart_json(at, 4)["layout"]["shapes"]
     assert any(s.get("y0") == 1.5 and s.get("y1") == 2.5 for s in shapes)
     second = ["[CLS]", *_default_bundle().tokenizer.tokenize(FIRST[lang])][2]
-    assert f"{second} (2)" in json.dumps(_chart_json(at, 0)["layout"]["yaxis"]["ticktext"][0], ensure_ascii=False)
+    vectors = _chart_json(at, 0)  # q_i's row first, named on its category axis (the hover reads it)
+    assert f"{second} (2)" in json.dumps(vectors["data"][0]["y"][0], ensure_ascii=False)
+    assert vectors["layout"]["yaxis"]["type"] == "category" and "customdata" not in vectors["data"][0]
     # the lecture's English sentence is still one click away in zh-TW (and the Chinese one in English)
     other = "p5" if lang == "zh-TW" else "p6"
     at.selectbox(key=f"{SA}.preset").set_value(other).run()

@@ -89,3 +89,55 @@ def test_the_server_starts_its_warm_up_before_it_listens(monkeypatch):
     monkeypatch.setattr(cli, "main", lambda *a, **k: calls.append("server") or 0)
     assert serve.main(["--server.port", "1"]) == 0
     assert calls == ["warm-up", "server"]
+
+
+def test_reruns_take_turns_in_the_process_slots_and_long_waits_step_out(monkeypatch):
+    """ui.admission: never more than SLOTS inside at once; re-entrant; released() frees the slot."""
+    import threading
+    import time
+
+    from ui import admission
+
+    monkeypatch.setattr(admission, "_SEMAPHORE", threading.BoundedSemaphore(2))
+    inside, most, lock = [0], [0], threading.Lock()
+
+    def rerun():
+        with admission.slot():
+            with admission.slot():  # a nested page or widget: the same slot
+                with lock:
+                    inside[0] += 1
+                    most[0] = max(most[0], inside[0])
+                time.sleep(0.02)
+                with lock:
+                    inside[0] -= 1
+
+    threads = [threading.Thread(target=rerun) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(10)
+    assert most[0] == 2 and inside[0] == 0  # two at a time, and nested slots took no second one
+
+    # a rerun that steps out (live training) lets another in while it waits, then takes a slot again
+    monkeypatch.setattr(admission, "_SEMAPHORE", threading.BoundedSemaphore(1))
+    waiting, other_ran = threading.Event(), threading.Event()
+
+    def trainer():
+        with admission.slot():
+            with admission.released():
+                waiting.set()
+                assert other_ran.wait(5)
+            assert admission._HELD.depth == 1
+
+    def student():
+        waiting.wait(5)
+        with admission.slot():
+            other_ran.set()
+
+    pair = [threading.Thread(target=trainer), threading.Thread(target=student)]
+    for th in pair:
+        th.start()
+    for th in pair:
+        th.join(10)
+    assert other_ran.is_set()
+    assert admission._SEMAPHORE.acquire(blocking=False)  # every slot came back

@@ -398,6 +398,14 @@ class LessonPage:
             failed(exc, f"{where}:{block.line}")
 
     def render(self) -> None:
+        """The lesson: its title, each step's text, the page's inputs and sections, in one of the
+        process's compute slots (ui.admission: a class's simultaneous reruns take turns)."""
+        from ui import admission
+
+        with admission.slot():
+            self._render()
+
+    def _render(self) -> None:
         state.init()
         apply_presenter_style()
         lang = state.lang()

@@ -12,6 +12,7 @@ import time
 
 import streamlit as st
 
+from ui import admission
 from ui.i18n import t
 
 DEMO_KEY = "megatron.demo_result"
@@ -28,7 +29,13 @@ def _demo_lock() -> threading.Lock:
 def run_demo(ranks: int, fault: str = "none", seed: int = 0) -> dict:
     """Run the demo and keep the result for this session. While another session's demo runs, say
     so and wait for it (up to DEMO_TIMEOUT_S). The result's wall_s is the time from the click to
-    the result, the wait included; run_s is the demo alone and waited_s the wait."""
+    the result, the wait included; run_s is the demo alone and waited_s the wait. The seconds of
+    waiting and of torchrun hold no compute slot (ui.admission)."""
+    with admission.released():
+        return _run_demo(ranks, fault, seed)
+
+
+def _run_demo(ranks: int, fault: str, seed: int) -> dict:
     from core.megatron.demo import run_demo as launch
     from ui.errors import message
 
@@ -80,6 +87,11 @@ def demo_result() -> dict | None:
 
 
 def train_ln(layers: int, steps: int, lr: float) -> dict:
+    with admission.released():  # seconds of training hold no compute slot
+        return _train_ln(layers, steps, lr)
+
+
+def _train_ln(layers: int, steps: int, lr: float) -> dict:
     from core.megatron.ln_order import train_compare
 
     bar = st.progress(0.0, text=t("megatron.ln_training"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.figures import seq2seq as figs
-from ui import figures
+from ui import admission, figures
 from ui.i18n import t
 
 CHECKPOINTS = {
@@ -232,7 +232,8 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
     run_key, result_key, _ = _run_keys(key)
     _train_buttons(key)
     if ss.get(run_key):
-        _train_now(key, task_name, attention, config, draw_progress)
+        with admission.released():  # seconds of training must not hold up the class's reruns
+            _train_now(key, task_name, attention, config, draw_progress)
     done = ss.get(result_key)
     if done is not None:
         st.progress(

@@ -40,6 +40,9 @@ class Encoding:
     # results computed from this encoding (one head explained, a layer's W^O, summaries...), shared
     # by every session that shows the same text on the same model; freed with the encoding
     derived: "OrderedDict[tuple, object]" = field(default_factory=OrderedDict, repr=False, compare=False)
+    # bytes of the derived results, kept up to date as they come and go (eviction reads it on every
+    # new encoding; walking every result of every encoding then cost ~1 ms a call)
+    derived_bytes: int = field(default=0, repr=False, compare=False)
 
     @property
     def n_tokens(self) -> int:
@@ -61,9 +64,7 @@ class Encoding:
     def nbytes(self) -> int:
         """Memory held: the attention tensor, the hidden states and every derived result."""
         own = int(self.attentions.nbytes) + sum(int(h.numel() * h.element_size()) for h in self.hidden_states)
-        with _LOCK:
-            derived = list(self.derived.values())
-        return own + sum(_nbytes(v) for v in derived)
+        return own + self.derived_bytes
 
     def memo(self, key: tuple, make):
         """``make()`` once per key for this encoding (the last MAX_DERIVED kept): a rerun that only
@@ -78,8 +79,10 @@ class Encoding:
         def store(value):
             self.derived[key] = value
             self.derived.move_to_end(key)
+            self.derived_bytes += _nbytes(value)
             while len(self.derived) > MAX_DERIVED:
-                self.derived.popitem(last=False)
+                self.derived_bytes -= _nbytes(self.derived.popitem(last=False)[1])
+            _evict()
 
         return _single_flight((id(self), key), lookup, make, store)
 
@@ -207,10 +210,9 @@ def encode(
 
     def store(enc):
         _CACHE[key] = enc
+        _evict()
 
-    enc = _single_flight(key, lookup, lambda: _encode_uncached(bundle, a, b, notices, max_tokens), store)
-    _evict()
-    return enc
+    return _single_flight(key, lookup, lambda: _encode_uncached(bundle, a, b, notices, max_tokens), store)
 
 
 def _encode_uncached(bundle, a: str, b: str | None, notices: list[str], max_tokens: int) -> Encoding:

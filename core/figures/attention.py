@@ -27,6 +27,7 @@ from core.figures import (
     FONT,
     HIGHLIGHT,
     OKABE_ITO,
+    _unique,
     arrow,
     escape_label,
     figure,
@@ -90,17 +91,17 @@ def _signed_rows(rows: np.ndarray, ylab: list[str], lab: dict[str, str], line_y:
         type="heatmap",
         z=np.round(rows, 4),
         x=list(range(d)),
-        y=list(range(n)),
+        # rows named on a category axis, so the hover reads the name without a label per cell
+        y=_unique(ylab),
         colorscale=DIVERGING,
         zmid=0,
         zmin=-lim,
         zmax=lim,
         reversescale=True,
-        customdata=np.array(ylab, dtype=object)[:, None].repeat(d, 1),
-        hovertemplate="%{customdata}<br>" + escape_label(lab["dim"]) + " %{x}: %{z:.4f}<extra></extra>",
+        hovertemplate="%{y}<br>" + escape_label(lab["dim"]) + " %{x}: %{z:.4f}<extra></extra>",
     )
     layout = dict(
-        yaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=ylab, autorange="reversed"),
+        yaxis=dict(type="category", autorange="reversed"),
         xaxis=dict(title=dict(text=escape_label(lab["dim"])), side="top"),
         shapes=[
             dict(
@@ -209,7 +210,8 @@ def scaling_figure(study: ScalingStudy, *, labels: dict[str, str] | None = None)
     every rerun of lesson 4 and does not depend on the sentence); every caller gets its own figure
     from a deep copy, so one session's change never shows in another's."""
     spec = _scaling_spec(study, tuple(sorted((labels or {}).items())))
-    return go.Figure(copy.deepcopy(spec), _validate=False)
+    spec = copy.deepcopy(spec)
+    return figure(spec["data"], spec["layout"])
 
 
 @functools.lru_cache(maxsize=8)
@@ -403,32 +405,36 @@ def tag_grid(
         for l in range(L)
     ]
     text = [[escape_label(names[summ.tags[l][h]]) for h in range(H)] for l in range(L)]
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=list(range(H)),
-            y=list(range(L)),
-            zmin=-0.5,
-            zmax=n - 0.5,
-            colorscale=scale,
-            showscale=False,
-            text=text,
-            texttemplate="%{text}",
-            textfont=dict(size=12),
-            customdata=hover,
-            hovertemplate="%{customdata}<extra></extra>",
-            xgap=2,
-            ygap=2,
-        )
+    trace = dict(
+        type="heatmap",
+        z=z,
+        x=list(range(H)),
+        y=list(range(L)),
+        zmin=-0.5,
+        zmax=n - 0.5,
+        colorscale=scale,
+        showscale=False,
+        text=text,
+        texttemplate="%{text}",
+        textfont=dict(size=12),
+        customdata=hover,
+        hovertemplate="%{customdata}<extra></extra>",
+        xgap=2,
+        ygap=2,
     )
-    fig.update_xaxes(title_text=escape_label(lab["head"]), tickmode="array", tickvals=list(range(H)), side="top")
-    fig.update_yaxes(
-        title_text=escape_label(lab["layer"]), tickmode="array", tickvals=list(range(L)), autorange="reversed"
-    )
+    ticks = dict(tickmode="array")
+    shapes = []
     if selected is not None:
         l, h = selected
-        fig.add_shape(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color="black", width=3))
-    return layout(fig, "", max(220, 40 * L + 90), margin=dict(t=60))
+        shapes.append(
+            dict(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color="black", width=3))
+        )
+    spec = dict(
+        xaxis=dict(title=dict(text=escape_label(lab["head"])), tickvals=list(range(H)), side="top", **ticks),
+        yaxis=dict(title=dict(text=escape_label(lab["layer"])), tickvals=list(range(L)), autorange="reversed", **ticks),
+        shapes=shapes,
+    )
+    return layout(figure([trace], spec), "", max(220, 40 * L + 90), margin=dict(t=60))
 
 
 def rollout_figure(
@@ -606,4 +612,4 @@ def projection_shapes(p: ProjectionExplanation, *, labels: dict[str, str] | None
         height=int(min(800, max(220, 1000 * height_units / max(width_units, 1)))),
         margin=dict(l=10, r=10, t=10, b=10),
     )
-    return go.Figure(dict(data=[], layout=layout))
+    return figure([], layout)
