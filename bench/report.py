@@ -30,6 +30,11 @@ def load_rows(rows: list[dict]) -> list[str]:
         ratio = (
             f"{q['edit_median_s'] * 1000:.0f} ms ÷ {q['forward_median_s'] * 1000:.1f} ms = {q['ratio']}× "
             f"(p95 {q.get('ratio_p95', '–')}×, {q.get('tokens', '?')} tokens)"
+            + (
+                f"; results cached: {q['cached_edit_median_s'] * 1000:.0f} ms = {q['cached_ratio']}×"
+                if "cached_ratio" in q
+                else ""
+            )
             if q
             else "–"
         )

@@ -45,8 +45,9 @@ def download_buttons(key: str, data, filename: str) -> None:
     def get():
         return data() if callable(data) else data
 
-    left, right, _ = st.columns([1, 1, 3])
-    left.download_button(
+    # one horizontal row (one block, two buttons): a column layout sent four blocks per figure
+    row = st.container(horizontal=True)
+    row.download_button(
         t("app.download_csv"),
         lambda: _to_csv(get()),
         file_name=f"{name}.csv",
@@ -55,7 +56,7 @@ def download_buttons(key: str, data, filename: str) -> None:
         icon=":material/download:",
         on_click="ignore",
     )
-    right.download_button(
+    row.download_button(
         t("app.download_json"),
         lambda: json.dumps(_to_records(get()), ensure_ascii=False, indent=1, default=float),
         file_name=f"{name}.json",
