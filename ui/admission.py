@@ -2,8 +2,8 @@
 
 Streamlit runs every session's script in its own thread. Thirty reruns at once share one GIL: each
 gets a 5 ms slice in turn, so all thirty finish near the end of the burst, and the switching costs
-more on top (lesson 5, 30 edits at once on 2 cores: p95 5.3 s). With a few slots the reruns take
-turns instead: the first finish after one rerun's time, the last after the burst's, and the p95 is
+more on top (lesson 5, 30 edits at once on 2 cores, no limit: median ≈ p95 ≈ 3.3 s). With a slot
+the reruns take turns instead: the first finish after one rerun's time, the last after the burst's, and the p95 is
 that of a queue (docs/PERFORMANCE.md, "A burst").
 
 ``slot()`` is held by a lesson page while it draws (ui.lesson.LessonPage.render). A step that waits
@@ -11,8 +11,8 @@ for seconds on purpose (live training, the Megatron demo's torchrun) steps out w
 so that it never holds the others up.
 
 ATTNLAB_SCRIPT_SLOTS sets the number. The default is one: the Python half of a rerun holds the GIL
-whatever the cores, and on 2 cores one slot beat two (lesson 5, 30 at once: p95 1.9 s with one,
-2.6 s with two, 3.6 s with no limit). A machine with more cores runs more processes, one per core,
+whatever the cores, and on 2 cores one slot beat two (lesson 5, 30 at once, two runs each: p95
+2.0–2.7 s with one, 2.6–3.8 s with two, 3.3–3.6 s with no limit). A machine with more cores runs more processes, one per core,
 behind the balancer (ui.cluster, docs/DEPLOY.md).
 """
 

@@ -422,7 +422,6 @@ def tag_grid(
         xgap=2,
         ygap=2,
     )
-    ticks = dict(tickmode="array")
     shapes = []
     if selected is not None:
         l, h = selected
@@ -430,8 +429,10 @@ def tag_grid(
             dict(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color="black", width=3))
         )
     spec = dict(
-        xaxis=dict(title=dict(text=escape_label(lab["head"])), tickvals=list(range(H)), side="top", **ticks),
-        yaxis=dict(title=dict(text=escape_label(lab["layer"])), tickvals=list(range(L)), autorange="reversed", **ticks),
+        xaxis=dict(title=dict(text=escape_label(lab["head"])), tickmode="array", tickvals=list(range(H)), side="top"),
+        yaxis=dict(
+            title=dict(text=escape_label(lab["layer"])), tickmode="array", tickvals=list(range(L)), autorange="reversed"
+        ),
         shapes=shapes,
     )
     return layout(figure([trace], spec), "", max(220, 40 * L + 90), margin=dict(t=60))
