@@ -207,7 +207,8 @@ def _train_now(key: str, task_name: str, attention: str, config, draw_progress) 
 
     finished = False
     try:
-        result = train(task_name, attention, config, on_progress=on_progress)
+        with admission.released():  # seconds of training must not hold up the class's reruns
+            result = train(task_name, attention, config, on_progress=on_progress)
         finished = True
     finally:
         # a run stopped from outside (another widget changed, the session closed, an error)
@@ -232,8 +233,7 @@ def live_training(key: str, task_name: str, attention: str, config, draw_progres
     run_key, result_key, _ = _run_keys(key)
     _train_buttons(key)
     if ss.get(run_key):
-        with admission.released():  # seconds of training must not hold up the class's reruns
-            _train_now(key, task_name, attention, config, draw_progress)
+        _train_now(key, task_name, attention, config, draw_progress)
     done = ss.get(result_key)
     if done is not None:
         st.progress(
