@@ -70,9 +70,11 @@ def test_time_budget_ends_the_run_on_the_clock():
 
     assert BUDGET_S <= 50  # + three cloze snapshots: within the lesson's minute
     t0 = time.monotonic()
-    snap = _wait(LiveRun(steps=120, time_budget_s=3.0).start())
+    snap = _wait(
+        LiveRun(steps=100_000, time_budget_s=3.0).start()
+    )  # more steps than 3 s allow anywhere: the clock ends it
     assert snap["done"] and not snap["cancelled"] and snap["error"] is None
-    assert 1 <= snap["step"] < 120 and snap["progress"] == 1.0
+    assert 1 <= snap["step"] < 100_000 and snap["progress"] == 1.0
     assert set(snap["cloze"]) == {"start", "middle", "end"}
     assert time.monotonic() - t0 < 3.0 + 20  # the budget, plus one step and the snapshots on a loaded machine
 

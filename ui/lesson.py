@@ -136,7 +136,24 @@ def table(data, **kwargs) -> None:
             frame = frame.style.hide(axis="index")
         st.table(frame)
     else:
-        st.dataframe(data, **kwargs)
+        st.dataframe(_as_arrow(data) if kwargs.get("hide_index") else data, **kwargs)
+
+
+def _as_arrow(data):
+    """Rows (dicts with the same keys) as an Arrow table, which ``st.dataframe`` sends as it is: from
+    a list it builds a DataFrame first (~1.5 ms for a small table, against 0.1 ms). Anything else, or
+    rows Arrow cannot type (a column mixing text and numbers), is left for Streamlit to convert."""
+    if not isinstance(data, list) or not data or not all(isinstance(r, dict) for r in data):
+        return data
+    keys = list(data[0])
+    if any(list(r) != keys for r in data):
+        return data
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pylist(data)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return data
 
 
 def markdown_table(rows: list[dict]) -> str:

@@ -70,9 +70,12 @@ def init() -> None:
 
 
 def lang() -> str:
-    if "lang" not in st.session_state:
+    # one session-state lookup: t() asks ~200 times a lesson rerun
+    try:
+        return st.session_state["lang"]
+    except KeyError:
         init()
-    return st.session_state["lang"]
+        return st.session_state["lang"]
 
 
 def presenter() -> bool:

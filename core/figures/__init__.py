@@ -74,26 +74,150 @@ def _containers(node):
     return node
 
 
-class Figure(go.Figure):
-    """A Plotly figure whose ``to_dict`` (what ``st.plotly_chart`` sends) copies only the spec's dicts
-    and lists. Plotly's own deep-copies every array and string first, ~2 ms of a 64-token heatmap;
-    nothing here changes an array after it is built, and the result is the same dict."""
+# Plotly properties whose own names have an underscore; any other key with one is a "magic
+# underscore" path (marker_color) that only Plotly's objects resolve.
+UNDERSCORE_NAMES = frozenset({"paper_bgcolor", "plot_bgcolor", "error_x", "error_y", "error_z"})
 
-    def to_dict(self):
-        if self._frame_objs:
-            return super().to_dict()
-        res = {"data": _containers(self._data), "layout": _containers(self._layout)}
-        convert_to_base64(res)
+
+class _NeedsPlotly(Exception):
+    pass
+
+
+def _plain(node):
+    """:func:`_containers` for a spec sent without Plotly: raises _NeedsPlotly at a magic underscore."""
+    if isinstance(node, dict):
+        for k in node:
+            if "_" in k and k not in UNDERSCORE_NAMES:
+                raise _NeedsPlotly(k)
+        return {k: _plain(v) for k, v in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [_plain(v) for v in node]
+    return node
+
+
+_TEMPLATE: tuple | None = None  # (key, template, its dict)
+
+# Axis defaults of every figure, set in its template, so that a builder's own axis settings win and
+# every axis of a subplot grid (xaxis2, yaxis3) gets them. "allow": tick labels are drawn as laid
+# out; Plotly's default measures every label after drawing it, to hide any that crosses the
+# figure's edge (in Chromium, ~50 ms of each lesson-4 edit; automatic margins make room for them).
+AXIS_DEFAULTS = {"ticklabeloverflow": "allow"}
+
+
+def _with_axis_defaults(spec: dict) -> dict:
+    """``spec`` (a to_dict result, changed in place) with :data:`AXIS_DEFAULTS` in its template."""
+    template = spec["layout"].get("template")
+    if isinstance(template, dict):
+        tl = template.setdefault("layout", {})
+        for axis in ("xaxis", "yaxis"):
+            node = tl.setdefault(axis, {})
+            for k, v in AXIS_DEFAULTS.items():
+                node.setdefault(k, v)
+    return spec
+
+
+def _default_template():
+    """What Plotly puts in ``layout.template`` when a figure names none: the default template (the
+    "streamlit" one once Streamlit is imported), as a plain dict, converted once per template."""
+    import plotly.io as pio
+
+    global _TEMPLATE
+    name = pio.templates.default
+    if name is None:
+        return None
+    tpl = name if not isinstance(name, str) else pio.templates[name]
+    key = (name if isinstance(name, str) else None, id(tpl))
+    hit = _TEMPLATE  # one tuple, replaced whole: sessions read it from their own threads
+    if hit is None or hit[0] != key:
+        hit = (key, tpl, tpl.to_plotly_json())  # the template is kept so its id stays its own
+        _TEMPLATE = hit
+    return hit[2]
+
+
+def _merge(target: dict, update: dict) -> None:
+    """``update`` into ``target`` as ``update_layout`` does: nested dicts merged, anything else replaced."""
+    for k, v in update.items():
+        if isinstance(v, dict) and isinstance(target.get(k), dict):
+            _merge(target[k], v)
+        else:
+            target[k] = v
+
+
+class Figure(go.Figure):
+    """A Plotly figure built from plain dicts (:func:`figure`) that becomes a real ``go.Figure`` only
+    when something uses it as one.
+
+    ``st.plotly_chart`` only calls ``to_dict``; for a figure that was never used otherwise this
+    returns the spec with Plotly's default template, copying only its dicts and lists, without
+    building Plotly's trace and layout objects (a deep copy and a validator walk of every value,
+    ~1.5 ms a figure, a tenth of a lesson's rerun). The first use of anything else (``fig.data``,
+    ``fig.update_layout``) builds the ``go.Figure`` from the same spec. Either way ``to_dict`` gives
+    the dict Plotly's own would (tests/test_figures_spec.py checks every builder against it)."""
+
+    def __init__(self, data=None, layout=None, frames=None, skip_invalid=False, *, spec: dict | None = None, **kw):
+        if spec is not None:
+            # set without BaseFigure.__setattr__, which looks attributes up (and would build it)
+            self.__dict__["_spec"] = spec
+            return
+        super().__init__(data, layout, frames, skip_invalid, **kw)
+
+    def __getattr__(self, name):  # only reached when normal lookup fails: the first use as a go.Figure
+        spec = self.__dict__.pop("_spec", None)
+        if spec is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        go.Figure.__init__(self, spec, _validate=False)
+        return getattr(self, name)
+
+    def __reduce__(self):  # st.cache_data pickles: a lazy figure stays lazy
+        spec = self.__dict__.get("_spec")
+        return (figure, (spec["data"], spec["layout"])) if spec is not None else super().__reduce__()
+
+    @property
+    def lazy(self) -> bool:
+        """True while the figure is still only its spec (nothing has used it as a go.Figure)."""
+        return "_spec" in self.__dict__
+
+    def update_spec_layout(self, **kw) -> Figure:
+        """``update_layout`` on a lazy figure's spec (same merge), or Plotly's own on a built one."""
+        spec = self.__dict__.get("_spec")
+        if spec is None or any("_" in k for k in kw):  # magic underscores (title_text) are Plotly's own
+            self.update_layout(**kw)
+        else:
+            _merge(spec.setdefault("layout", {}), kw)
+        return self
+
+    def _spec_dict(self) -> dict | None:
+        """The lazy spec as Plotly's ``to_dict`` would give it, or None where only Plotly can say
+        (a magic-underscore path, a template of its own, frames): the figure is then built."""
+        spec = self.__dict__.get("_spec")
+        if spec is None or spec.get("layout", {}).get("template") is not None or "frames" in spec:
+            return None
+        try:
+            res = {"data": _plain(spec.get("data", [])), "layout": _plain(spec.get("layout", {}))}
+        except _NeedsPlotly:
+            return None
+        template = _default_template()
+        if template is not None:
+            res["layout"]["template"] = _containers(template)
         return res
 
+    def to_dict(self):
+        res = self._spec_dict()
+        if res is None:
+            if self._frame_objs:  # (first use builds a lazy figure here)
+                return super().to_dict()
+            res = {"data": _containers(self._data), "layout": _containers(self._layout)}
+        convert_to_base64(res)
+        return _with_axis_defaults(res)
 
-def figure(data: list[dict], layout: dict) -> go.Figure:
-    """A figure from plain dicts, without Plotly's per-property validation.
 
-    Validation costs ~6 ms a figure, which is most of a figure's share of a rerun; our builders
-    assemble known-good dicts, and the tests read back the JSON they produce.
+def figure(data: list[dict], layout: dict) -> Figure:
+    """A figure from plain dicts, without Plotly's per-property validation (see :class:`Figure`).
+
+    Our builders assemble known-good dicts, and tests/test_figures_spec.py has Plotly validate
+    every one of them.
     """
-    return Figure(dict(data=data, layout=layout), _validate=False)
+    return Figure(spec=dict(data=list(data), layout=dict(layout)))
 
 
 def merge_labels(defaults: Mapping[str, str], labels: Mapping[str, str] | None) -> dict[str, str]:
@@ -128,7 +252,10 @@ def layout(fig: go.Figure, title: str = "", height: int | None = None, *, top: i
     if top is not None:
         title_spec.update(y=0.98, yanchor="top")
     kw.setdefault("uniformtext", UNIFORM_TEXT)
-    fig.update_layout(title=title_spec, font=FONT, margin=margin, **({"height": height} if height else {}), **kw)
+    update = dict(title=title_spec, font=FONT, margin=margin, **({"height": height} if height else {}), **kw)
+    if isinstance(fig, Figure):
+        return fig.update_spec_layout(**update)
+    fig.update_layout(**update)
     return fig
 
 

@@ -160,7 +160,7 @@ def score_steps(
                 x=np.round(vals, 4),
                 y=ys,
                 orientation="h",
-                marker_color=colour,
+                marker=dict(color=colour),
                 customdata=toks,
                 xaxis=f"x{s}",
                 yaxis="y",
@@ -209,14 +209,15 @@ def scaling_figure(study: ScalingStudy, *, labels: dict[str, str] | None = None)
     The same study and labels give the same figure, so its plain-dict form is built once (it is on
     every rerun of lesson 4 and does not depend on the sentence); every caller gets its own figure
     from a deep copy, so one session's change never shows in another's."""
-    spec = _scaling_spec(study, tuple(sorted((labels or {}).items())))
-    spec = copy.deepcopy(spec)
+    spec = copy.deepcopy(_scaling_spec(study, tuple(sorted((labels or {}).items()))))
     return figure(spec["data"], spec["layout"])
 
 
 @functools.lru_cache(maxsize=8)
 def _scaling_spec(study: ScalingStudy, label_items: tuple) -> dict:
-    return _scaling_figure(study, label_items).to_plotly_json()
+    spec = _scaling_figure(study, label_items).to_plotly_json()
+    spec["layout"].pop("template", None)  # the default one: to_dict adds it, as Plotly would
+    return spec
 
 
 def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
