@@ -51,7 +51,7 @@ def special_tokens():
     fig = input_rows_figure(
         enc.tokens, rows, colour_row=t("bert_inputs.row_segment"), labels={"title": t("bert_inputs.pair_title")}
     )
-    figures.show(fig, key="bert-inputs.pair", data=enc.table(), filename="bert-input-pair")
+    figures.show(fig, key="bert-inputs.pair", data=enc.table, filename="bert-input-pair")
 
 
 @page.widget("padding")
@@ -76,7 +76,7 @@ def padding():
             "mask": t("bert_inputs.row_mask"),
         },
     )
-    figures.show(fig, key="bert-inputs.batch", data=batch.table(), filename="padded-batch")
+    figures.show(fig, key="bert-inputs.batch", data=batch.table, filename="padded-batch")
     st.caption(t("bert_inputs.batch_caption", a=batch.lengths[0], b=batch.lengths[1], width=len(batch.input_ids[0])))
 
 

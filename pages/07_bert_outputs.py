@@ -286,7 +286,7 @@ def heads():
     _capped(enc.truncated, enc.n_total)
     names = {k: t(f"bert_outputs.head_{k}") for k in ("classification", "labeling", "start", "end")}
     fig = task_heads_figure(enc.tokens, labels={**names, "title": t("bert_outputs.heads_title")})
-    figures.show(fig, key="bert-outputs.heads", data=enc.table(), filename="task-heads")
+    figures.show(fig, key="bert-outputs.heads", data=enc.table, filename="task-heads")
     p = task_head_params(bundle.hidden_size, n_classes=3, n_tags=9)
     cols = st.columns(3)
     cols[0].metric(
@@ -381,7 +381,7 @@ def sentiment_widget():
         colours=[SENTIMENT_COLOURS[k] for k in ("positive", "neutral", "negative")],
         labels={"title": t("bert_outputs.own_title", label=labels[s.predicted[0]])},
     )
-    figures.show(fig, key="bert-outputs.own", data=s.table(), filename="my-post")
+    figures.show(fig, key="bert-outputs.own", data=s.table, filename="my-post")
 
 
 page.render()

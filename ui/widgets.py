@@ -131,7 +131,7 @@ def tokenizer(key: str, *, text: str, details: bool = False):
         view.continuation,
         labels={"title": t("bert_inputs.wp_title"), "id": t("bert_inputs.row_id"), "piece": t("bert_inputs.row_piece")},
     )
-    figures.show(fig, key=key, data=view.table(), filename="wordpiece")
+    figures.show(fig, key=key, data=view.table, filename="wordpiece")
     if details and view.split_words:
         st.caption(t("bert_inputs.wp_split_caption"))
         from ui import lesson
@@ -216,7 +216,7 @@ def embedding_sum(key: str, *, text: str, text_b: str | None = None, per_token: 
         {names[k]: parts.norms[k] for k in names},
         labels={"title": t("bert_inputs.norms_title"), "y": t("bert_inputs.norm")},
     )
-    figures.show(fig, key=key, data=parts.table(), filename="embedding-norms")
+    figures.show(fig, key=key, data=parts.table, filename="embedding-norms")
     return parts
 
 
@@ -256,7 +256,7 @@ def mask_simulator(key: str, *, text: str, seed: int, prob: float = 0.15, stats:
             "input": t("bert_outputs.row_input"),
         },
     )
-    figures.show(fig, key=key, data=r.table(), filename="mlm-masking")
+    figures.show(fig, key=key, data=r.table, filename="mlm-masking")
     if stats:
         cols = st.columns(4)
         for col, a in zip(cols, ("mask", "random", "keep", "not chosen")):
@@ -420,7 +420,7 @@ def attention_heatmap(key: str, *, expl, query: int | None = None, scaled: bool 
             "y": t("self_attention.heatmap_y"),
         },
     )
-    figures.show(fig, key=key, data=expl.matrix_wide(), filename=f"attention-layer{expl.layer}-head{expl.head}")
+    figures.show(fig, key=key, data=expl.matrix_wide, filename=f"attention-layer{expl.layer}-head{expl.head}")
 
 
 def _sentence(args: dict, key: str) -> str | None:

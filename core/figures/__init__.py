@@ -20,7 +20,7 @@ import numpy as np
 # package, means every figure builder runs after pandas is complete.
 import pandas  # noqa: F401
 import plotly.graph_objects as go
-from _plotly_utils.utils import convert_to_base64
+from _plotly_utils.utils import convert_to_base64, is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
 # Viridis is perceptually uniform and readable with the common colour-vision deficiencies,
 # and it stays legible on a washed-out projector.
@@ -83,15 +83,24 @@ class _NeedsPlotly(Exception):
     pass
 
 
-def _plain(node):
-    """:func:`_containers` for a spec sent without Plotly: raises _NeedsPlotly at a magic underscore."""
+def _plain(node, typed: bool = True):
+    """:func:`_containers` and Plotly's ``convert_to_base64`` in one walk, for a spec sent without
+    Plotly: every array under a dict key becomes Plotly's typed-array spec, except under the keys
+    Plotly leaves alone. Raises _NeedsPlotly at a magic-underscore key."""
     if isinstance(node, dict):
-        for k in node:
+        out = {}
+        for k, v in node.items():
             if "_" in k and k not in UNDERSCORE_NAMES:
                 raise _NeedsPlotly(k)
-        return {k: _plain(v) for k, v in node.items()}
+            if isinstance(v, (dict, list, tuple)):
+                out[k] = _plain(v, typed and not is_skipped_key(k))
+            elif typed and not is_skipped_key(k) and is_homogeneous_array(v):
+                out[k] = to_typed_array_spec(v)
+            else:
+                out[k] = v
+        return out
     if isinstance(node, (list, tuple)):
-        return [_plain(v) for v in node]
+        return [_plain(v, typed) for v in node]
     return node
 
 
@@ -207,7 +216,7 @@ class Figure(go.Figure):
             if self._frame_objs:  # (first use builds a lazy figure here)
                 return super().to_dict()
             res = {"data": _containers(self._data), "layout": _containers(self._layout)}
-        convert_to_base64(res)
+            convert_to_base64(res)
         return _with_axis_defaults(res)
 
 
