@@ -2,7 +2,7 @@
 
     python bench/bench_load.py [--url URL] [--sessions 30] [--page self-attention] [--lang en]
                                [--interval 15] [--duration 60] [--burst 1] [--ramp 10]
-                               [--pid PID ...] [--ratio] [--json]
+                               [--pid PID ...] [--ratio [--ratio-edits 10]] [--json]
 
 Each session speaks Streamlit's own websocket protocol (bench/protocol.py): it opens /<page>?lang=..,
 then replaces the sentence at exponentially distributed intervals (mean --interval s) for
@@ -11,7 +11,7 @@ as an error unless its run finishes without an exception and the new sentence's 
 Plotly figure that came back (the edit reached the figures). Times are from the send to
 ``script_finished``. Without --url the benchmark starts its own server (``python -m ui.serve``) and
 reads its RSS; with --url, pass the server's pid(s) with --pid (``python -m ui.cluster`` prints them).
---lang both alternates sessions between en and zh-TW. --ratio first times 10 edits of one idle
+--lang both alternates sessions between en and zh-TW. --ratio first times --ratio-edits (10) edits of one idle
 session against the model's own forward pass on the same sentence (the budget is 3x), and edits back
 to a sentence whose results are cached (what a rerun costs besides the model).
 Budgets (2 cores): 30 sessions every ~15 s: 0 errors, p95 <= 1 s; burst of 30: p95 <= 3 s;
@@ -202,7 +202,7 @@ async def ratio(args) -> dict:
     sess = ProtocolSession(args.url, args.page, lang="en", timeout=args.timeout)
     await sess.open()
     edits, forwards, cached, prev = [], [], [], None
-    for _ in range(10):
+    for _ in range(args.ratio_edits):
         text, _ = sentence_of(bundle.tokenizer, rng)
         run = await sess.set_text(text)
         edits.append(run.seconds)
@@ -223,6 +223,7 @@ async def ratio(args) -> dict:
     return {
         "tokens": RATIO_TOKENS,
         "model": bundle.name,
+        "edits": len(edits),
         "edit_median_s": round(e, 4),
         "forward_median_s": round(f, 4),
         "ratio": round(e / f, 1),
@@ -342,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ramp", type=float, default=10.0, help="seconds over which sessions open")
     ap.add_argument("--pid", type=int, action="append", default=[], help="server pid(s) for RSS")
     ap.add_argument("--ratio", action="store_true", help="also time idle edits against the forward pass")
+    ap.add_argument("--ratio-edits", type=int, default=10, help="how many sentences --ratio times (default 10)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
