@@ -43,6 +43,25 @@ def text_px(text: str, size: int = 12) -> int:
     return int(sum(size if ord(c) >= 0x2E80 else 0.6 * size for c in str(text)))
 
 
+# Room beside the plot, in px, for what Plotly's automatic margins would otherwise push out to (the
+# figures keep automatic margins on as a safety net). A figure whose margins already fit is laid
+# out once; one whose margins get pushed is laid out, measured and drawn again, which was about half
+# of each figure's drawing time in Chromium (every figure of lessons 4 and 5 was pushed). Measured in
+# the app, under Streamlit's theme (its 12 px tick labels; axis titles 14 px with a wide standoff):
+TICK_PAD_PX = 24  # tick labels' distance from the plot, and slack
+AXIS_TITLE_PX = 58  # a y axis title beside its tick labels
+COLORBAR_PX = 104  # a colorbar with its tick labels, to the right of the plot
+X_TICKS_PX = 38  # a row of x tick labels under (or over) the plot
+X_TITLE_PX = 76  # x tick labels and the axis title on top of the plot
+
+
+def label_room(labels: Sequence[str], *, title: bool = False, size: int = 12) -> int:
+    """Left margin for y tick ``labels`` (escaped, as given to Plotly) and, with ``title``, the axis
+    title: sized so that automatic margins have nothing to add (see TICK_PAD_PX)."""
+    widest = max((text_px(html.unescape(str(s)), size) for s in labels), default=0)
+    return widest + TICK_PAD_PX + (AXIS_TITLE_PX if title else 0)
+
+
 def log_ticks(lo: float, hi: float, most: int = 7) -> tuple[list[float], list[str]]:
     """Tick values and labels for a log axis from ``lo`` to ``hi``: 1-2-5 steps per decade, thinned to
     ``most``, so short ranges are labelled once each (no pile of minor labels) and long ones by decade."""
@@ -315,9 +334,17 @@ def _row_box(row: int | None, n_x: int, n_y: int) -> list[dict]:
 
 
 def _heatmap_layout(
-    xs: list[str], n_x: int, n_y: int, title: str, x_title: str, y_title: str, height: int | None, shapes: list[dict]
+    xs: list[str],
+    ys: list[str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int | None,
+    shapes: list[dict],
+    show_scale: bool = True,
 ) -> dict:
     """heatmap's layout: categorical axes with x on top, sized to the matrix (or ``height``)."""
+    n_x, n_y = len(xs), len(ys)
     side = max(260, min(900, 28 * max(n_x, n_y) + 140))
     column_px = (PLOT_PX - 120) / max(n_x, 1)
     rotate = any(text_px(html.unescape(s)) + 4 > column_px for s in xs)
@@ -329,7 +356,7 @@ def _heatmap_layout(
         shapes=shapes,
         uniformtext=UNIFORM_TEXT,
         height=(height or side) + top - 60,
-        margin=dict(l=10, r=10, t=top, b=10),
+        margin=dict(l=label_room(ys, title=bool(y_title)), r=COLORBAR_PX if show_scale else 10, t=top, b=10),
         # rotate the input labels only when they cannot stand upright in their column
         xaxis=dict(
             type="category",
@@ -390,7 +417,7 @@ def heatmap(
             f"{escape_label(value_name)}: %{{z:.{precision}f}}<extra></extra>"
         ),
     )
-    layout = _heatmap_layout(xs, n_x, n_y, title, x_title, y_title, height, _row_box(highlight_row, n_x, n_y))
+    layout = _heatmap_layout(xs, ys, title, x_title, y_title, height, _row_box(highlight_row, n_x, n_y), show_scale)
     return figure([trace], layout)
 
 

@@ -24,15 +24,20 @@ from core.attention import (
 )
 from core.figures import (
     ATTENTION_SCALE,
+    COLORBAR_PX,
     FONT,
     HIGHLIGHT,
     OKABE_ITO,
+    TICK_PAD_PX,
+    X_TICKS_PX,
+    X_TITLE_PX,
     _unique,
     arrow,
     escape_label,
     figure,
     heatmap,
     heatmap_titles,
+    label_room,
     layout,
     merge_labels,
 )
@@ -117,7 +122,7 @@ def _signed_rows(rows: np.ndarray, ylab: list[str], lab: dict[str, str], line_y:
         ],
         font=FONT,
         height=max(240, 22 * n + 90),
-        margin=dict(l=10, r=10, t=60, b=10),
+        margin=dict(l=label_room(ylab), r=COLORBAR_PX, t=X_TITLE_PX, b=10),
     )
     return figure([trace], layout)
 
@@ -184,7 +189,11 @@ def score_steps(
     layout["xaxis3"]["range"] = [0, 1.0]
     layout["yaxis"] = dict(tickmode="array", tickvals=ys, ticktext=toks, autorange="reversed")
     layout.update(
-        annotations=notes, font=FONT, height=max(240, 22 * T + 90), bargap=0.15, margin=dict(l=10, r=10, t=50, b=10)
+        annotations=notes,
+        font=FONT,
+        height=max(240, 22 * T + 90),
+        bargap=0.15,
+        margin=dict(l=label_room(toks), r=TICK_PAD_PX, t=50, b=X_TICKS_PX),
     )
     return figure(data, layout)
 
@@ -255,7 +264,8 @@ def _scaling_figure(study: ScalingStudy, label_items: tuple) -> go.Figure:
         secondary_y=True,
         tickvals=[v for v in (1, 2, 4, 8, 16, 32, 64) if v <= 2 * max(study.score_std)],
     )
-    return layout(fig, "", 340, margin=dict(t=30), legend=dict(orientation="h", y=-0.25))
+    # margins measured in the app (automatic margins then have nothing to add: see core.figures.label_room)
+    return layout(fig, "", 340, margin=dict(t=30, l=74, r=24, b=98), legend=dict(orientation="h", y=-0.25))
 
 
 def _cell_suffix(l: int, h: int, H: int) -> str:
@@ -436,7 +446,8 @@ def tag_grid(
         ),
         shapes=shapes,
     )
-    return layout(figure([trace], spec), "", max(220, 40 * L + 90), margin=dict(t=60))
+    room = dict(t=X_TITLE_PX, l=label_room([str(v) for v in range(L)], title=True))
+    return layout(figure([trace], spec), "", max(220, 40 * L + 90), margin=room)
 
 
 def rollout_figure(
@@ -548,7 +559,7 @@ def projection_figure(p: ProjectionExplanation, *, labels: dict[str, str] | None
         shapes=shapes,
         font=FONT,
         height=max(420, 2 * (14 * T + 120)),
-        margin=dict(l=10, r=10, t=50, b=10),
+        margin=dict(l=label_room(toks if few else [str(T - 1)]), r=10, t=50, b=X_TITLE_PX),
     )
     return figure(data, layout)
 
