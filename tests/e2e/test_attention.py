@@ -174,3 +174,28 @@ def test_bertviz_sentence_pair_filter_and_hostile_tokens(server, page, dialogs):
     page.wait_for_timeout(300)
     assert frame.locator("#expanded #keys .vector").count() > 0
     assert real_console_errors(page) == []
+
+
+# Each chart's margins as laid out against the margins it was given: a side that Plotly's automatic
+# margins had to push out means the chart was laid out, measured and drawn a second time.
+PUSHED_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')].map((d, i) => {
+  const given = d.layout.margin || {}, laid = d._fullLayout._size;
+  return ['l', 'r', 't', 'b'].filter(k => Math.round(laid[k]) > (given[k] ?? 80) + 1)
+    .map(k => `chart ${i} ${k}: ${given[k]} -> ${Math.round(laid[k])}`); }).flat()"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-TW"])
+def test_lessons_4_and_5_figures_are_laid_out_once(server, page, lang):
+    """core.figures.label_room and the builders' margins leave nothing for automatic margins to add
+    (they stay on as a safety net): a figure laid out twice costs the browser about twice the time."""
+    for path, n in (("self-attention", 5), ("multi-head", 6)):
+        open_app(page, f"{server}/{path}?lang={lang}", timeout=180_000)
+        page.locator('[data-testid="stPlotlyChart"]').nth(n - 1).wait_for(timeout=120_000)
+        page.wait_for_timeout(500)
+        assert page.evaluate(PUSHED_JS) == [], path
+    # a longer sentence, with longer pieces, in lesson 4
+    open_app(page, f"{server}/self-attention?lang={lang}", timeout=180_000)
+    _type(page, "Sentence" if lang == "en" else "句子", "Internationalization notwithstanding, 國際化 it was tired.")
+    page.locator('[data-testid="stPlotlyChart"]').nth(4).wait_for(timeout=120_000)
+    page.wait_for_timeout(500)
+    assert page.evaluate(PUSHED_JS) == []
