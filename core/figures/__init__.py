@@ -52,7 +52,7 @@ TICK_PAD_PX = 24  # tick labels' distance from the plot, and slack
 AXIS_TITLE_PX = 58  # a y axis title beside its tick labels
 COLORBAR_PX = 104  # a colorbar with its tick labels, to the right of the plot
 X_TICKS_PX = 38  # a row of x tick labels under (or over) the plot
-X_TITLE_PX = 76  # x tick labels and the axis title on top of the plot
+X_TITLE_PX = 76  # x tick labels and the axis title, over or under the plot
 
 
 def label_room(labels: Sequence[str], *, title: bool = False, size: int = 12) -> int:
