@@ -20,7 +20,7 @@ import numpy as np
 # package, means every figure builder runs after pandas is complete.
 import pandas  # noqa: F401
 import plotly.graph_objects as go
-from _plotly_utils.utils import convert_to_base64, is_homogeneous_array, is_skipped_key, to_typed_array_spec
+from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
 
 # Viridis is perceptually uniform and readable with the common colour-vision deficiencies,
 # and it stays legible on a washed-out projector.
@@ -84,15 +84,6 @@ def log_ticks(lo: float, hi: float, most: int = 7) -> tuple[list[float], list[st
     return vals, [f"{v:g}" for v in vals]
 
 
-def _containers(node):
-    """A copy of the dicts and lists of a figure spec; arrays, strings and numbers are shared."""
-    if isinstance(node, dict):
-        return {k: _containers(v) for k, v in node.items()}
-    if isinstance(node, (list, tuple)):
-        return [_containers(v) for v in node]
-    return node
-
-
 # Plotly properties whose own names have an underscore; any other key with one is a "magic
 # underscore" path (marker_color) that only Plotly's objects resolve.
 UNDERSCORE_NAMES = frozenset({"paper_bgcolor", "plot_bgcolor", "error_x", "error_y", "error_z"})
@@ -102,24 +93,26 @@ class _NeedsPlotly(Exception):
     pass
 
 
-def _plain(node, typed: bool = True):
-    """:func:`_containers` and Plotly's ``convert_to_base64`` in one walk, for a spec sent without
-    Plotly: every array under a dict key becomes Plotly's typed-array spec, except under the keys
-    Plotly leaves alone. Raises _NeedsPlotly at a magic-underscore key."""
+def _plain(node, *, typed: bool = True, strict: bool = True):
+    """A copy of a figure spec's dicts and lists (arrays, strings and numbers are shared), with
+    Plotly's ``convert_to_base64`` done in the same walk: every array under a dict key becomes
+    Plotly's typed-array spec, except under the keys Plotly leaves alone. ``strict``: raise
+    _NeedsPlotly at a magic-underscore key (a spec that only Plotly's objects can resolve)."""
     if isinstance(node, dict):
         out = {}
         for k, v in node.items():
-            if "_" in k and k not in UNDERSCORE_NAMES:
+            if strict and "_" in k and k not in UNDERSCORE_NAMES:
                 raise _NeedsPlotly(k)
+            convert = typed and not is_skipped_key(k)
             if isinstance(v, (dict, list, tuple)):
-                out[k] = _plain(v, typed and not is_skipped_key(k))
-            elif typed and not is_skipped_key(k) and is_homogeneous_array(v):
+                out[k] = _plain(v, typed=convert, strict=strict)
+            elif convert and is_homogeneous_array(v):
                 out[k] = to_typed_array_spec(v)
             else:
                 out[k] = v
         return out
     if isinstance(node, (list, tuple)):
-        return [_plain(v, typed) for v in node]
+        return [_plain(v, typed=typed, strict=strict) for v in node]
     return node
 
 
@@ -208,7 +201,7 @@ class Figure(go.Figure):
     def update_spec_layout(self, **kw) -> Figure:
         """``update_layout`` on a lazy figure's spec (same merge), or Plotly's own on a built one."""
         spec = self.__dict__.get("_spec")
-        if spec is None or any("_" in k for k in kw):  # magic underscores (title_text) are Plotly's own
+        if spec is None or any("_" in k and k not in UNDERSCORE_NAMES for k in kw):  # title_text: Plotly resolves it
             self.update_layout(**kw)
         else:
             _merge(spec.setdefault("layout", {}), kw)
@@ -226,7 +219,7 @@ class Figure(go.Figure):
             return None
         template = _default_template()
         if template is not None:
-            res["layout"]["template"] = _containers(template)
+            res["layout"]["template"] = _plain(template, typed=False, strict=False)
         return res
 
     def to_dict(self):
@@ -234,8 +227,7 @@ class Figure(go.Figure):
         if res is None:
             if self._frame_objs:  # (first use builds a lazy figure here)
                 return super().to_dict()
-            res = {"data": _containers(self._data), "layout": _containers(self._layout)}
-            convert_to_base64(res)
+            res = {"data": _plain(self._data, strict=False), "layout": _plain(self._layout, strict=False)}
         return _with_axis_defaults(res)
 
 
