@@ -198,7 +198,9 @@ async def ratio(args) -> dict:
     import core.bert as cb
 
     bundle = cb.load("")
-    rng = random.Random(args.seed)
+    # Sentences new to the server: it keeps every encoding it computed, shared by every session, so a
+    # sentence an earlier run (another page, the same page before) sent would time no forward pass.
+    rng = random.Random(f"{args.seed}:{args.page}:{time.time_ns()}")
     sess = ProtocolSession(args.url, args.page, lang="en", timeout=args.timeout)
     await sess.open()
     edits, forwards, cached, prev = [], [], [], None

@@ -10,7 +10,8 @@ The browser's exchange, which this module repeats:
 2. open ``/_stcore/stream`` with subprotocol ``streamlit`` (the second and third entries of that
    header carry an XSRF token and, on reconnect, the previous session id);
 3. send ``BackMsg.rerun_script`` (a ``ClientState``: query string, page url path or page script
-   hash, the widget values); the server streams ``ForwardMsg``s back: ``new_session``, deltas with
+   hash, the widget values, and the fragment of the widget that changed, if it is drawn in one, so
+   that only that fragment reruns); the server streams ``ForwardMsg``s back: ``new_session``, deltas with
    elements, ``script_finished``.
 A run is timed from the send to ``script_finished``; its Plotly figure specs, exceptions and text
 boxes are collected so a caller can check that an edit really reached the figures.
@@ -50,6 +51,7 @@ class Run:
     figures: list[str] = field(default_factory=list)  # Plotly JSON specs, in page order
     exceptions: list[str] = field(default_factory=list)  # st.exception / error cards' messages
     text_boxes: dict[str, str] = field(default_factory=dict)  # widget id -> element type, main area
+    elements: list[str] = field(default_factory=list)  # every element's type, in the order sent
     bytes: int = 0
 
     @property
@@ -87,6 +89,7 @@ class ProtocolSession:
         self.replica: str | None = None
         self.page_hash = ""
         self.text_id: str | None = None
+        self.fragments: dict[str, str] = {}  # widget id -> the fragment it is drawn in, if any
         self.widget_values: dict[str, str] = {}
         self._queue: asyncio.Queue = asyncio.Queue()
         self._reader: asyncio.Task | None = None
@@ -140,9 +143,11 @@ class ProtocolSession:
         self.ws = None
 
     # -- runs -------------------------------------------------------------------------------
-    def _client_state(self, back: BackMsg) -> None:
+    def _client_state(self, back: BackMsg, fragment_id: str = "") -> None:
         cs = back.rerun_script
         cs.query_string = self.query
+        if fragment_id:
+            cs.fragment_id = fragment_id  # as the browser does for a widget drawn in a fragment
         if self.page_hash:
             cs.page_script_hash = self.page_hash
         else:
@@ -155,9 +160,9 @@ class ProtocolSession:
             w.id = wid
             w.string_value = value
 
-    async def rerun(self) -> Run:
+    async def rerun(self, fragment_id: str = "") -> Run:
         back = BackMsg()
-        self._client_state(back)
+        self._client_state(back, fragment_id)
         t0 = time.perf_counter()
         if self.ws is None:
             raise ProtocolError("not connected")
@@ -205,6 +210,7 @@ class ProtocolSession:
             return
         el = delta.new_element
         kind = el.WhichOneof("type")
+        run.elements.append(kind)
         path = list(msg.metadata.delta_path)
         if kind == "plotly_chart":
             run.figures.append(el.plotly_chart.spec)
@@ -213,6 +219,8 @@ class ProtocolSession:
         elif kind in ("text_area", "text_input") and path and path[0] == MAIN:
             wid = getattr(el, kind).id
             run.text_boxes[wid] = kind
+            if delta.fragment_id:
+                self.fragments[wid] = delta.fragment_id
             if self.text_id is None and wid.endswith(f"-{self.text_key}"):
                 self.text_id = wid
 
@@ -229,7 +237,7 @@ class ProtocolSession:
         if self.text_id is None:
             raise ProtocolError(f"/{self.page} has no text box in its main area")
         self.widget_values[self.text_id] = text
-        return await self.rerun()
+        return await self.rerun(self.fragments.get(self.text_id, ""))
 
     async def reconnect(self) -> Run:
         """Drop the websocket and come back with the previous session id, as the browser does."""

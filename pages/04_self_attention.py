@@ -71,8 +71,7 @@ def qkv(inp):
 
 @page.widget("scaled-dot-product")
 def scaled_dot_product(inp):
-    from core.attention import scaling_study
-    from core.figures.attention import scaling_figure, score_steps
+    from core.figures.attention import score_steps
 
     if inp.empty:
         return
@@ -93,6 +92,14 @@ def scaled_dot_product(inp):
         col.metric(label, f"{shown:.3f}", delta=delta, delta_color="off", delta_arrow="off")
     sat = expl.saturation()
     cols[2].metric(t("self_attention.m_std"), f"{sat['score_std_scaled'] if scaled else sat['score_std_raw']:.3f}")
+
+
+@page.widget("scaled-dot-product")
+def scaling():
+    """Why √d_k: random vectors, not the sentence, so a change of sentence does not redraw it."""
+    from core.attention import scaling_study
+    from core.figures.attention import scaling_figure
+
     st.subheader(t("self_attention.scaling_title"), anchor=False)
     study = scaling_study()
     st.caption(t("self_attention.scaling_caption", trials=study.trials, n=study.n_keys))

@@ -7,6 +7,7 @@ weights), the model's own ``output_attentions`` and hooked intermediate tensors,
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import math
 import re
@@ -501,7 +502,7 @@ def test_neuron_view_says_why_when_unsupported(tiny):
     ok, code, *_ = BV._neuron_check(tiny, enc)
     assert ok and code is None
     # attention that q and k cannot explain (as with relative-position or ALiBi attention)
-    tampered = A.Encoding(**{**enc.__dict__, "attentions": np.roll(enc.attentions, 1, axis=-1)})
+    tampered = dataclasses.replace(enc, attentions=np.roll(enc.attentions, 1, axis=-1))
     ok, code, why, q, k = BV._neuron_check(tiny, tampered)
     assert not ok and code == "neuron_mismatch" and "differs" in why and q is None
 

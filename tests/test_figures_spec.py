@@ -8,6 +8,7 @@ through Plotly's own validating ``go.Figure`` and with the figure after it was b
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import pickle
@@ -146,3 +147,38 @@ def test_a_lazy_figure_pickles_and_reads_like_a_figure():
     assert _json(pickle.loads(pickle.dumps(fig)).to_dict())["data"][0]["z"] == _json(fig.to_dict())["data"][0]["z"]
     with pytest.raises(AttributeError):
         fig.no_such_attribute  # noqa: B018
+
+
+@pytest.mark.parametrize("precision", [0, 2, 3, 4, 6])
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 30.0, 1e3, 1e5, 1e8])
+def test_rounded_values_print_as_the_float64_ones_they_replace(precision, scale):
+    """A heatmap's values go out as float32 only where every value still prints with the hover's digits
+    exactly as the float64 value rounded to them would (Python's own formatting is the reference)."""
+    from core.figures import rounded
+
+    rng = np.random.default_rng(precision * 100 + int(np.log10(scale)) + 10)
+    values = rng.standard_normal((40, 40)) * scale
+    values[0, :8] = [0.5, -0.5, 0.25, 0.125, 0.00005, 0.99995, 1 - 1e-9, 0.0]  # halves and near-ties
+    z = rounded(values, precision)
+    reference = np.round(values, precision)
+    shown = [f"{float(v):.{precision}f}" for v in z.ravel()]
+    assert shown == [f"{float(v):.{precision}f}" for v in reference.ravel()]
+    peak = np.abs(reference).max()
+    if peak * 2.0**-24 < 0.25 * 10.0**-precision:
+        assert z.dtype == np.float32  # half the bytes
+    else:
+        assert z.dtype == np.float64  # float32 could print another last digit: kept as it was
+    if scale == 1e8 and precision >= 2:
+        assert z.dtype == np.float64
+
+
+def test_attention_heatmaps_go_out_as_float32():
+    """64 tokens of attention weights: the typed array in the spec is 'f4', half of 'f8'."""
+    from core.figures import heatmap
+
+    w = np.random.default_rng(0).dirichlet(np.ones(64), size=64)
+    spec = heatmap(w, [f"t{i}" for i in range(64)], [f"t{i}" for i in range(64)]).to_dict()
+    z = spec["data"][0]["z"]
+    assert z["dtype"] == "f4" and len(base64.b64decode(z["bdata"])) == 64 * 64 * 4
+    back = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.float32).reshape(64, 64)
+    np.testing.assert_allclose(back, np.round(w, 4), atol=1e-7)

@@ -296,6 +296,7 @@ class LessonPage:
     def __init__(self, lesson_id: str):
         self.lesson_id = lesson_id
         self._widgets: dict[str, list[Callable]] = {}
+        self._takes: dict[Callable, bool] = {}  # whether a section takes the inputs, read once
         self._inputs: list[tuple[str, Callable[..., dict]]] = []
 
     def widget(self, anchor: str):
@@ -304,6 +305,7 @@ class LessonPage:
 
         def register(fn: Callable) -> Callable:
             self._widgets.setdefault(anchor, []).append(fn)
+            self._takes[fn] = self._has_parameter(fn)
             return fn
 
         return register
@@ -319,13 +321,16 @@ class LessonPage:
         return register
 
     @staticmethod
-    def _takes_inputs(fn: Callable) -> bool:
+    def _has_parameter(fn: Callable) -> bool:
         """A section takes the inputs when it has a parameter without a default (``lambda g=x: ...``
         keeps its own)."""
         return any(
             p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
             for p in inspect.signature(fn).parameters.values()
         )
+
+    def _takes_inputs(self, fn: Callable) -> bool:
+        return self._takes[fn]
 
     # -- steps -----------------------------------------------------------------------------------
     def _step_key(self) -> str:
@@ -378,8 +383,8 @@ class LessonPage:
             )
 
     # -- drawing ---------------------------------------------------------------------------------
-    def _run_widgets(self, anchor: str, inputs: Inputs | None) -> None:
-        for fn in self._widgets.get(anchor, []):
+    def _run_widgets(self, anchor: str, inputs: Inputs | None, fns: list[Callable]) -> None:
+        for fn in fns:
             try:
                 if not self._takes_inputs(fn):
                     fn()
@@ -387,6 +392,10 @@ class LessonPage:
                     fn(inputs)
             except Exception as exc:  # a broken widget must not take the lesson down
                 failed(exc, f"{self.lesson_id}#{anchor}")
+
+    def _shared(self, anchor: str) -> list[Callable]:
+        """The step's sections that take the page's inputs (drawn by :func:`_live_sections`)."""
+        return [fn for fn in self._widgets.get(anchor, []) if self._takes_inputs(fn)]
 
     def _run_inputs(self, slots: dict, order: list[str]) -> Inputs | None:
         """Every ``@page.inputs`` function, each in its step's slot (or, when that step is not shown,
@@ -467,6 +476,11 @@ class LessonPage:
         # One container per step, in the lesson's order: each is filled with its text first, then the
         # page's shared inputs (which may live in a later step), then its sections.
         slots = {step.anchor: st.container() for step in shown}
+        input_anchors = {anchor for anchor, _ in self._inputs}
+        # Where each step's inputs and the sections that take them go: drawn by one fragment, so that
+        # changing an input reruns only them. A step that also has sections of its own (no inputs)
+        # keeps a place for them first; those are drawn now, on a full run only.
+        targets = {}
         for step in shown:
             with slots[step.anchor]:
                 if step.title:
@@ -476,13 +490,33 @@ class LessonPage:
                         st.markdown(rewrite_links(segment))
                     else:
                         self._run_block(segment, where)
-        inputs = self._run_inputs(slots, [s.anchor for s in shown])
-        for step in shown:
-            with slots[step.anchor]:
-                self._run_widgets(step.anchor, inputs)
+                own = [fn for fn in self._widgets.get(step.anchor, []) if not self._takes_inputs(fn)]
+                if step.anchor in input_anchors or self._shared(step.anchor):
+                    targets[step.anchor] = st.container() if own else slots[step.anchor]
+                self._run_widgets(step.anchor, None, own)
+        if targets:
+            _live_sections(self, targets, [s.anchor for s in shown])
         if presenting:
             st.divider()
             self._step_controls(upto, total, "main")
+
+
+@st.fragment
+def _live_sections(page: LessonPage, targets: dict, order: list[str]) -> None:
+    """The page's inputs and the sections that take them, each in its step, as one fragment: a change
+    to one of those controls (the sentence, a picker, a toggle) reruns only this, not the lessons'
+    text, the sections that take no inputs, the sidebar or the navigation (docs/PERFORMANCE.md).
+    The places in ``targets`` were made by the full run; a box in each is written on every run, so a
+    section that drew nothing then (an empty sentence) still has its place when a later rerun of the
+    fragment fills it. A rerun of the fragment alone takes a compute slot, as the whole page does."""
+    from ui import admission
+
+    with admission.slot():
+        boxes = {anchor: target.container() for anchor, target in targets.items()}
+        inputs = page._run_inputs(boxes, order)
+        for anchor, box in boxes.items():
+            with box:
+                page._run_widgets(anchor, inputs, page._shared(anchor))
 
 
 def render_lesson(lesson_id: str) -> None:

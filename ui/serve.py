@@ -5,6 +5,18 @@ Streamlit treats a folder named pages/ beside app.py as an old-style multipage a
 st.navigation runs once in the process; until then a deep link such as /bahdanau?step=3 opened
 first after a start is answered "page not found". Our pages/ holds scripts that st.navigation
 lists itself, so we say so before the server starts.
+
+Streamlit binds its listening socket itself, with protocol number 0; asyncio switches Nagle's
+algorithm off (TCP_NODELAY) only on connections whose socket says IPPROTO_TCP, so every browser's
+websocket kept it on. A rerun's last small messages (script_finished) then waited for the browser's
+delayed acknowledgement of the figures before them: 40 ms on Linux, on about half the edits of
+lesson 4 (docs/PERFORMANCE.md). :func:`no_delay` gives the listening socket its real protocol, so
+every connection accepted from it is sent without delay.
+
+A lesson's sections rerun as one fragment (ui.lesson), so the browser names that fragment when a
+student edits the sentence. A session that does not hold it (a new session after the browser
+reconnected to another replica, or to a restarted server) drops such a request, and the page stayed
+as the lost session drew it. :func:`full_rerun_for_unknown_fragments` runs the whole page instead.
 """
 
 from __future__ import annotations
@@ -19,8 +31,60 @@ from streamlit.web import cli
 APP = Path(__file__).resolve().parent.parent / "app.py"
 
 
+def no_delay() -> None:
+    """Make the sockets Streamlit's server listens on report IPPROTO_TCP (see the module's text)."""
+    import socket
+
+    from streamlit.web.server.starlette import starlette_server
+
+    bind = starlette_server._bind_socket
+    if getattr(bind, "no_delay", False):
+        return
+
+    def bind_socket(address: str, port: int, backlog: int) -> socket.socket:
+        sock = bind(address, port, backlog)
+        if sock.proto == socket.IPPROTO_TCP:
+            return sock
+        # the same descriptor, re-read: the kernel reports its protocol (IPPROTO_TCP)
+        tcp = socket.socket(fileno=sock.detach())
+        tcp.setblocking(False)
+        return tcp
+
+    bind_socket.no_delay = True
+    starlette_server._bind_socket = bind_socket
+
+
+def full_rerun_for_unknown_fragments() -> None:
+    """A rerun request for a fragment this session does not hold becomes a rerun of the whole page
+    (with the same widget values) instead of being dropped (see the module's text)."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+    from streamlit.runtime.app_session import AppSession
+
+    request = AppSession.request_rerun
+    if getattr(request, "full_for_unknown", False):
+        return
+
+    def request_rerun(self, client_state: ClientState | None) -> None:
+        if (
+            client_state is not None
+            and client_state.fragment_id
+            and not client_state.is_auto_rerun  # a timer's tick for a fragment gone: nothing to do
+            and not self.has_fragment(client_state.fragment_id)
+        ):
+            whole = ClientState()
+            whole.CopyFrom(client_state)
+            whole.ClearField("fragment_id")
+            client_state = whole
+        request(self, client_state)
+
+    request_rerun.full_for_unknown = True
+    AppSession.request_rerun = request_rerun
+
+
 def main(argv: list[str]) -> int:
     PagesManager.uses_pages_directory = False
+    no_delay()
+    full_rerun_for_unknown_fragments()
     # One intra-op thread per computation: the server runs one script thread per browser session,
     # and on a small CPU two torch threads per session fight each other (measured: a 12 ms decode
     # took ~400 ms under load). Set OMP_NUM_THREADS yourself to override; it must precede torch.

@@ -71,15 +71,14 @@ def show(
 ):
     """:func:`ui.lesson.table` of :func:`display_rows`; wide tables scroll inside their frame (the frame
     keeps the page's width, so no column is cut off), the index is hidden."""
-    import pandas as pd  # comes with streamlit; imported here to keep startup light
-
-    frame = pd.DataFrame(display_rows(rows, columns, values))
-    for col in frame.columns:  # a dash among numbers: the whole column as text (Arrow wants one type)
-        cells = list(frame[col])
+    shown = display_rows(rows, columns, values)
+    for col in shown[0] if shown else ():  # a dash among numbers: the whole column as text (one type)
+        cells = [r[col] for r in shown]
         if EMPTY in cells and any(not isinstance(c, str) for c in cells):
-            frame[col] = [_text(c) for c in cells]
+            for r, c in zip(shown, cells):
+                r[col] = _text(c)
     kwargs.setdefault("hide_index", True)
     kwargs.setdefault("width", "stretch")
     from ui import lesson  # static in print and presenter modes, a data grid on screen
 
-    return lesson.table(frame, **kwargs)
+    return lesson.table(shown, **kwargs)

@@ -40,6 +40,7 @@ from core.figures import (
     label_room,
     layout,
     merge_labels,
+    rounded,
 )
 
 DIVERGING = "RdBu"  # q, k, v components: signed values, centred on 0
@@ -94,7 +95,7 @@ def _signed_rows(rows: np.ndarray, ylab: list[str], lab: dict[str, str], line_y:
     lim = float(np.abs(rows).max()) or 1.0
     trace = dict(
         type="heatmap",
-        z=np.round(rows, 4),
+        z=rounded(rows, 4),
         x=list(range(d)),
         # rows named on a category axis, so the hover reads the name without a label per cell
         y=_unique(ylab),
