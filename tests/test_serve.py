@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import socket
 
 
@@ -35,4 +36,6 @@ def test_connections_to_the_server_are_sent_without_delay():
             server.close()
             await server.wait_closed()
 
-    assert asyncio.run(accept_one()) != 0
+    # on a loop of its own thread: after the browser tests, sync Playwright owns this thread's loop
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        assert pool.submit(asyncio.run, accept_one()).result() != 0

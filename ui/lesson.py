@@ -474,12 +474,13 @@ class LessonPage:
         where = rel(lesson.markdown_path(lang))
         shown = steps[: upto + 1]
         # One container per step, in the lesson's order: each is filled with its text first, then the
-        # page's shared inputs (which may live in a later step), then its sections.
+        # page's shared inputs (which may live in a later step) and the sections that take them, then
+        # its sections that take no inputs.
         slots = {step.anchor: st.container() for step in shown}
         input_anchors = {anchor for anchor, _ in self._inputs}
-        # Where each step's inputs and the sections that take them go: drawn by one fragment, so that
-        # changing an input reruns only them. A step that also has sections of its own (no inputs)
-        # keeps a place for them first; those are drawn now, on a full run only.
+        # The inputs and the sections that take them are drawn by one fragment, so that changing an
+        # input reruns only them; a step that also has sections without inputs keeps the fragment a
+        # place before them. Those are drawn now, on full runs only.
         targets = {}
         for step in shown:
             with slots[step.anchor]:
