@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import socket
+
+from tests.e2e.conftest import run_coroutine
 
 
 def test_connections_to_the_server_are_sent_without_delay():
@@ -36,6 +37,4 @@ def test_connections_to_the_server_are_sent_without_delay():
             server.close()
             await server.wait_closed()
 
-    # on a loop of its own thread: after the browser tests, sync Playwright owns this thread's loop
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        assert pool.submit(asyncio.run, accept_one()).result() != 0
+    assert run_coroutine(accept_one()) != 0

@@ -38,6 +38,16 @@ CHROMIUM_ARGS = [
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}
 
 
+def run_coroutine(coro):
+    """Run ``coro`` on a loop of its own thread: after the browser tests, sync Playwright owns this
+    thread's loop, and ``asyncio.run`` refuses to start another there."""
+    import asyncio
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def start_server(port: int, env: dict | None = None) -> subprocess.Popen:
     """``python -m ui.serve`` on ``port``; its output goes to a log file (``proc.log_path``), never to an
     unread pipe: a server whose pipe fills (64 KB of log) blocks in its next write, with every session

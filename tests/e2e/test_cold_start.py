@@ -8,17 +8,10 @@ session's thread), and a server whose log went to an unread pipe hung once that 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import subprocess
 import sys
 
-from tests.e2e.conftest import ROOT, free_port, server_log, start_server, stop_server, wait_healthy
-
-
-def _run(coro):
-    """Run ``coro`` on a loop of its own thread: the session's sync Playwright owns this thread's loop."""
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+from tests.e2e.conftest import ROOT, free_port, run_coroutine, server_log, start_server, stop_server, wait_healthy
 
 
 def test_importing_the_figure_builders_completes_pandas_first():
@@ -51,8 +44,8 @@ def test_thirty_students_opening_lesson_5_on_a_cold_server_each_get_every_figure
 
     try:
         wait_healthy(url, proc)
-        runs = _run(class_opens())
-        warm = _run(first_load(0))  # the same page on the now warm server
+        runs = run_coroutine(class_opens())
+        warm = run_coroutine(first_load(0))  # the same page on the now warm server
         log = server_log(proc)
     finally:
         stop_server(proc)

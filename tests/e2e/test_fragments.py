@@ -6,19 +6,13 @@ is drawn in, as the browser does, and the server answers with a fragment run.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import json
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from tests.e2e.conftest import run_coroutine
+
 FULL, FRAGMENT = ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
-
-
-def _run(coro):
-    """Run ``coro`` on a loop of its own thread (the session's sync Playwright owns this thread's loop)."""
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def _edits(url: str, page: str, lang: str, texts: list[str], empty_first: bool = False):
@@ -37,7 +31,7 @@ def _edits(url: str, page: str, lang: str, texts: list[str], empty_first: bool =
         finally:
             await s.close()
 
-    return _run(go())
+    return run_coroutine(go())
 
 
 def test_a_new_sentence_reruns_lesson_4s_sections_not_its_text(server):
@@ -88,6 +82,6 @@ def test_an_edit_for_a_fragment_the_session_does_not_hold_runs_the_whole_page(se
         finally:
             await s.close()
 
-    run = _run(go())
+    run = run_coroutine(go())
     assert run.status == FULL and not run.exceptions
     assert len(run.figures) == 5 and run.figures_contain("valley")
