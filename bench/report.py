@@ -35,6 +35,12 @@ def load_rows(rows: list[dict]) -> list[str]:
                 if "cached_ratio" in q
                 else ""
             )
+            + (
+                f"; each run's own forward pass ({q['server_forward_median_s'] * 1000:.1f} ms): "
+                f"median {q['same_run_ratio']}×, p95 {q['same_run_ratio_p95']}×"
+                if "same_run_ratio" in q
+                else ""
+            )
             if q
             else "–"
         )

@@ -182,3 +182,42 @@ def test_attention_heatmaps_go_out_as_float32():
     assert z["dtype"] == "f4" and len(base64.b64decode(z["bdata"])) == 64 * 64 * 4
     back = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.float32).reshape(64, 64)
     np.testing.assert_allclose(back, np.round(w, 4), atol=1e-7)
+
+
+def _arrays():
+    rng = np.random.default_rng(3)
+    m = rng.normal(size=(5, 7))
+    return {
+        "float64 2-D": m,
+        "float32": m.astype(np.float32),
+        "transposed (not contiguous)": m.T,
+        "every other column": m[:, ::2],
+        "big-endian": m.astype(">f8"),
+        "int8": np.arange(-3, 4, dtype=np.int8),
+        "int32": np.arange(6, dtype=np.int32).reshape(2, 3),
+        "uint16": np.arange(9, dtype=np.uint16),
+        "int64 small": np.arange(5, dtype=np.int64),
+        "int64 wide": np.array([0, 2**40], dtype=np.int64),
+        "uint64": np.arange(4, dtype=np.uint64),
+        "empty": np.zeros((0,)),
+        "bool": np.array([True, False]),
+        "strings": np.array(["a", "b"]),
+        "a list": [1.0, 2.0],
+    }
+
+
+@pytest.mark.parametrize("name", list(_arrays()))
+def test_arrays_are_encoded_as_plotly_encodes_them(name):
+    from _plotly_utils.utils import to_typed_array_spec
+
+    from core.figures import _typed
+
+    v = _arrays()[name]
+    ours, plotly = _typed(v), to_typed_array_spec(v)
+    if isinstance(plotly, dict):
+        assert ours == plotly
+        if "bdata" in ours:  # and it decodes to the values given
+            got = np.frombuffer(base64.b64decode(ours["bdata"]), dtype=np.dtype(ours["dtype"]))
+            assert np.array_equal(got.reshape(np.shape(v)), np.asarray(v))
+    else:
+        assert not isinstance(ours, dict) and np.array_equal(np.asarray(ours), np.asarray(plotly))

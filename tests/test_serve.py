@@ -38,3 +38,31 @@ def test_connections_to_the_server_are_sent_without_delay():
             await server.wait_closed()
 
     assert run_coroutine(accept_one()) != 0
+
+
+def test_the_forward_log_has_one_line_per_forward_pass_the_server_ran(tmp_path, monkeypatch):
+    """bench/forward_log.py (ATTENTION_LAB_FORWARD_LOG): each encoding the server computes adds its own
+    forward pass, as timed in that run; a cached sentence adds nothing; a reader sees only new lines."""
+    from bench import forward_log
+    from core.attention import encoding
+    from core.bert import load
+
+    monkeypatch.setattr(encoding, "_encode_uncached", encoding._encode_uncached)  # undone after the test
+    path = tmp_path / "forward.jsonl"
+    reader = forward_log.Reader(path)  # made before the file exists
+    forward_log.start(str(path))
+    forward_log.start(str(path))  # twice is once
+    bundle = load()
+    text = f"The forward log test sentence {tmp_path.name}."
+    enc = encoding.encode(bundle, text)
+    assert encoding.encode(bundle, text) is enc  # the second is a cache hit: no forward pass
+    lines = reader.new()
+    assert lines == [{"tokens": len(enc.tokens), "forward_s": round(enc.forward_seconds, 6)}]
+    assert lines[0]["forward_s"] > 0
+    assert reader.new() == []
+    with path.open("a", encoding="utf-8") as f:
+        f.write('{"tokens": 3, "forward_s"')  # a line still being written is left for the next read
+    assert reader.new() == []
+    with path.open("a", encoding="utf-8") as f:
+        f.write(": 0.5}\n")
+    assert reader.new() == [{"tokens": 3, "forward_s": 0.5}]

@@ -94,6 +94,10 @@ def main(argv: list[str]) -> int:
         from bench import sampler
 
         sampler.start(os.environ["ATTENTION_LAB_PROFILE"])
+    if os.environ.get("ATTENTION_LAB_FORWARD_LOG"):  # the model's forward pass of each run (bench/forward_log.py)
+        from bench import forward_log
+
+        forward_log.start(os.environ["ATTENTION_LAB_FORWARD_LOG"])
     from ui import warmup
 
     warmup.start()  # torch, the default BERT and the first sentences, while the server comes up
