@@ -2,7 +2,7 @@
 
     python bench/bench_load.py [--url URL] [--sessions 30] [--page self-attention] [--lang en]
                                [--interval 15] [--duration 60] [--burst 1] [--ramp 10]
-                               [--pid PID ...] [--ratio [--ratio-edits 10]] [--json]
+                               [--pid PID ...] [--ratio [--ratio-edits 10] [--forward-log FILE]] [--json]
 
 Each session speaks Streamlit's own websocket protocol (bench/protocol.py): it opens /<page>?lang=..,
 then replaces the sentence at exponentially distributed intervals (mean --interval s) for
@@ -13,7 +13,10 @@ Plotly figure that came back (the edit reached the figures). Times are from the 
 reads its RSS; with --url, pass the server's pid(s) with --pid (``python -m ui.cluster`` prints them).
 --lang both alternates sessions between en and zh-TW. --ratio first times --ratio-edits (10) edits of one idle
 session against the model's own forward pass on the same sentence (the budget is 3x), and edits back
-to a sentence whose results are cached (what a rerun costs besides the model).
+to a sentence whose results are cached (what a rerun costs besides the model). The forward pass is
+timed here, steady, one thread; with --forward-log (the server's ATTENTION_LAB_FORWARD_LOG file,
+bench/forward_log.py; set by itself for a server this benchmark starts) each edit is also divided by
+the forward pass inside that very run on the server, DESIGN.md's "same run".
 Budgets (2 cores): 30 sessions every ~15 s: 0 errors, p95 <= 1 s; burst of 30: p95 <= 3 s;
 RSS <= 1.5 GB.
 """
