@@ -1,5 +1,5 @@
 """What Streamlit itself costs per text edit, before any lesson does anything: the floor under
-DESIGN.md's "edit ≤ 3 × the model's forward pass".
+the budget "edit ≤ 3 × the model's forward pass" (docs/ARCHITECTURE.md, Budgets).
 
     python bench/bench_floor.py [--elements 0 20 60] [--edits 60] [--pause 0.05] [--json]
 
@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_load import pct  # noqa: E402
 from bench.protocol import ProtocolSession  # noqa: E402
 from tests.e2e.conftest import free_port, stop_server, wait_healthy  # noqa: E402
 
@@ -38,11 +39,6 @@ def serve(port: int) -> int:
     sys.argv = ["streamlit", "run", str(ROOT / "bench" / "floor_app.py"), "--server.port", str(port)]
     sys.argv += ["--server.address", "127.0.0.1", "--server.headless", "true"]
     return cli.main()
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
 
 
 async def edits(url: str, n: int, count: int, pause: float) -> list[float]:

@@ -16,7 +16,7 @@ session against the model's own forward pass on the same sentence (the budget is
 to a sentence whose results are cached (what a rerun costs besides the model). The forward pass is
 timed here, steady, one thread; with --forward-log (the server's ATTENTION_LAB_FORWARD_LOG file,
 bench/forward_log.py; set by itself for a server this benchmark starts) each edit is also divided by
-the forward pass inside that very run on the server, DESIGN.md's "same run".
+the forward pass inside that very run on the server (the budget's "same run", docs/ARCHITECTURE.md).
 Budgets (2 cores): 30 sessions every ~15 s: 0 errors, p95 <= 1 s; burst of 30: p95 <= 3 s;
 RSS <= 1.5 GB.
 """
@@ -238,7 +238,7 @@ async def ratio(args) -> dict:
     await sess.close()
     e, f = statistics.median(edits), statistics.median(forwards)
     server = {}
-    if same_run:  # DESIGN.md's reading: each edit against the forward pass inside that very run
+    if same_run:  # the budget's reading: each edit against the forward pass inside that very run
         per_edit = [edit / fwd for edit, fwd in same_run]
         server = {
             "server_forward_median_s": round(statistics.median(fwd for _, fwd in same_run), 4),

@@ -1,4 +1,5 @@
-"""The server's own forward passes, one JSON line each: what DESIGN.md's ratio divides by.
+"""The server's own forward passes, one JSON line each: what the budget's ratio divides by
+(docs/ARCHITECTURE.md, Budgets: an edit ≤ 3 × the model's forward pass, same run).
 
 ``ATTENTION_LAB_FORWARD_LOG=/tmp/forward.jsonl python -m ui.serve ...`` (bench_load starts its own
 server with it when it times ``--ratio``) appends, for every sentence the server encodes (a cache
