@@ -40,6 +40,21 @@ def test_connections_to_the_server_are_sent_without_delay():
     assert run_coroutine(accept_one()) != 0
 
 
+def test_the_send_loop_does_not_pause_between_passes(monkeypatch):
+    """Streamlit's send loop reads its pause from the module's global on every pass, so setting it
+    reaches the running server; ui.serve sets it to 0 (script_finished waited up to 5 ms for it)."""
+    from streamlit.runtime import runtime
+
+    from ui import serve
+
+    monkeypatch.setattr(runtime, "MESSAGE_FLUSH_INTERVAL_SECS", runtime.MESSAGE_FLUSH_INTERVAL_SECS)  # undone after
+    assert runtime.MESSAGE_FLUSH_INTERVAL_SECS > 0  # Streamlit's own pause, before
+    serve.flush_without_pause()
+    assert runtime.MESSAGE_FLUSH_INTERVAL_SECS == 0
+    # the loop looks the name up at run time (a global), not a copy bound when it was defined
+    assert "MESSAGE_FLUSH_INTERVAL_SECS" in runtime.Runtime._loop_coroutine.__code__.co_names
+
+
 def test_the_forward_log_has_one_line_per_forward_pass_the_server_ran(tmp_path, monkeypatch):
     """bench/forward_log.py (ATTENTION_LAB_FORWARD_LOG): each encoding the server computes adds its own
     forward pass, as timed in that run; a cached sentence adds nothing; a reader sees only new lines."""
