@@ -4,11 +4,11 @@ the budget "edit ≤ 3 × the model's forward pass" (docs/ARCHITECTURE.md, Budge
     python bench/bench_floor.py [--elements 0 20 60] [--edits 60] [--pause 0.05] [--json]
 
 Starts bench/floor_app.py (a text box in a fragment, then N Markdown lines) with the app's own server
-fixes (ui.serve: no Nagle delay, no pause between sends) and config (.streamlit/config.toml), then
-times --edits text edits per N over Streamlit's protocol (bench/protocol.py), send to
-``script_finished``, with --pause between edits as a person leaves (an idle server is slower to
-answer than a busy loop). Prints median and p95 per N and the fixed cost and cost per element they
-imply. Asserts nothing.
+fixes (ui.serve.server_fixes: no Nagle delay, no pause between sends) and config
+(.streamlit/config.toml), then times --edits text edits per N over Streamlit's protocol
+(bench/protocol.py), send to ``script_finished``, with --pause between edits as a person leaves (an
+idle server is slower to answer than a busy loop). Prints median and p95 per N and the fixed cost and
+cost per element they imply. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -36,8 +36,7 @@ def serve(port: int) -> int:
 
     from ui import serve as app_serve
 
-    app_serve.no_delay()
-    app_serve.flush_without_pause()
+    app_serve.server_fixes()
     sys.argv = ["streamlit", "run", str(ROOT / "bench" / "floor_app.py"), "--server.port", str(port)]
     sys.argv += ["--server.address", "127.0.0.1", "--server.headless", "true"]
     return cli.main()

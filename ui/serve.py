@@ -97,11 +97,17 @@ def full_rerun_for_unknown_fragments() -> None:
     AppSession.request_rerun = request_rerun
 
 
-def main(argv: list[str]) -> int:
-    PagesManager.uses_pages_directory = False
+def server_fixes() -> None:
+    """Everything this module changes in Streamlit's server (see the module's text); bench/bench_floor.py
+    serves its page with the same."""
     no_delay()
     flush_without_pause()
     full_rerun_for_unknown_fragments()
+
+
+def main(argv: list[str]) -> int:
+    PagesManager.uses_pages_directory = False
+    server_fixes()
     # One intra-op thread per computation: the server runs one script thread per browser session,
     # and on a small CPU two torch threads per session fight each other (measured: a 12 ms decode
     # took ~400 ms under load). Set OMP_NUM_THREADS yourself to override; it must precede torch.
